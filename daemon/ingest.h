@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: ingest, mirroring the kernel's routing tables into the FIB
+ *
+ * Two rtnetlink sockets. The event socket joins RTNLGRP_IPV4_ROUTE,
+ * RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK and RTNLGRP_NEXTHOP before anything is
+ * dumped, so every change after the dump started is queued in its receive
+ * buffer (SO_RCVBUFFORCE, default 64 MiB). The dump socket then dumps
+ * links, next-hop objects and the routes of each mirrored family (with
+ * NETLINK_GET_STRICT_CHK and an RTA_TABLE filter when one table is
+ * mirrored and the kernel accepts it).
+ *
+ *   idle ──ENOBUFS / link down / nexthop changed──┐
+ *    ^                                             v
+ *    |      dump: links -> nexthops -> v4 -> v6 (reads in slices)
+ *    |                                             |
+ *    |  first dump: fib_load per family    resync: walk the FIB once,
+ *    |                                     sort both, merge in slices:
+ *    |                                     del absent, replace changed,
+ *    |                                     add new (readers never see
+ *    |                                     an empty FIB)
+ *    └──────── then the queued events, in order ──┘
+ *
+ * Replaying events that are older than the dump converges: each event
+ * states what the route is (add/replace/delete), so applying an old one
+ * and then the newer ones ends in the newest state.
+ *
+ * All work runs on the main thread in slices of at most budget_ms; a
+ * slice that runs out re-arms itself (socket still readable, or
+ * event_active on a deferred event) so the loop serves other events.
+ */
+#ifndef DAEMON_INGEST_H
+#define DAEMON_INGEST_H
+
+#include <stdint.h>
+
+#include "daemon/nl.h"
+
+struct event_base;
+struct fib;
+struct ingest;
+
+#define INGEST_V4 0x1
+#define INGEST_V6 0x2
+#define INGEST_TABLES_MAX 16
+
+/* What to mirror; a later config module fills this from YAML. */
+struct ingest_conf {
+	unsigned families;                 /* INGEST_V4 | INGEST_V6 */
+	uint32_t tables[INGEST_TABLES_MAX]; /* default: RT_TABLE_MAIN */
+	unsigned ntables;                  /* 0: every table */
+	unsigned rcvbuf;                   /* event socket, bytes: 64 MiB */
+	unsigned budget_ms;                /* per slice: 2 */
+};
+
+struct ingest_stats {
+	uint64_t msgs;            /* netlink messages read, both sockets */
+	uint64_t bytes;
+	uint64_t routes_added;    /* fib_add that succeeded */
+	uint64_t routes_deleted;  /* fib_del that succeeded */
+	uint64_t routes_loaded;   /* by fib_load after the first dump */
+	uint64_t add_exists;      /* fib_add -EEXIST (old events replayed) */
+	uint64_t del_missing;     /* fib_del -ENOENT */
+	uint64_t fib_errors;      /* other fib_add / fib_del failures */
+	uint64_t skipped;         /* cloned, other table or family, multicast */
+	uint64_t parse_errors[NL_ERR_COUNT];
+	uint64_t unknown_attrs;
+	uint64_t drops;           /* ENOBUFS on the event socket */
+	uint64_t resyncs;         /* completed */
+	uint64_t dump_intr;       /* dumps flagged NLM_F_DUMP_INTR */
+	uint64_t slices;          /* slices that ran out of budget */
+	uint64_t nh_objects;
+	int ready;
+	int strict;               /* kernel-side table filter in use */
+	double ingest_seconds;    /* first dump request to ready */
+	double last_resync_seconds;
+};
+
+typedef void (*ingest_cb)(struct ingest *ing, void *arg);
+
+/* Fill defaults. Context: any. */
+void ingest_conf_default(struct ingest_conf *c);
+
+/*
+ * Open and configure both sockets (nothing read yet). Returns NULL with
+ * errno set. Context: main thread; fib's writer from now on is this
+ * thread.
+ */
+struct ingest *ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c);
+/* Context: main thread, outside the loop's callbacks of this ingest. */
+void ingest_free(struct ingest *ing);
+
+/* Subscribe, then start the first dump; ready_cb runs once it is in the
+ * FIB. Returns 0 or -errno. Context: main thread. */
+int ingest_start(struct ingest *ing, ingest_cb ready_cb, void *arg);
+
+/*
+ * Call cb once every event queued in the socket at the time of this call
+ * is applied and no dump or resync is running (for tests and for a later
+ * "fibctl sync"). Context: main thread.
+ */
+void ingest_sync(struct ingest *ing, ingest_cb cb, void *arg);
+
+/* Force a resync, as after ENOBUFS. Context: main thread. */
+void ingest_resync(struct ingest *ing);
+
+void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
+
+/* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */
+const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);
+
+#endif

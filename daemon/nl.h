@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: nl, rtnetlink messages to struct fib_route
+ *
+ * The edge where netlink ends (STYLE.md item 4): nl_route_parse validates
+ * every attribute of an RTM_NEWROUTE/RTM_DELROUTE message and fills a
+ * struct nl_route (a struct fib_route plus room for its next hops), or
+ * rejects the whole message with a reason. Nothing is applied here: the
+ * caller gets a complete route or nothing, so a malformed message can
+ * never leave half a route in the FIB.
+ *
+ * Next-hop objects (RTM_NEWNEXTHOP, `ip nexthop`) live in a struct
+ * nl_nhtab: a hash of id -> single path, blackhole or group of member ids
+ * with weights. A route with RTA_NH_ID keeps nh_id and gets its paths from
+ * the table, unless the kernel also sent them expanded
+ * (net.ipv4.nexthop_compat_mode=1), in which case those are used as sent.
+ *
+ * No I/O, no logging, no globals: counters and reasons go back to the
+ * caller (daemon/ingest.c), which logs them rate-limited.
+ */
+#ifndef DAEMON_NL_H
+#define DAEMON_NL_H
+
+#include <stdint.h>
+#include <linux/netlink.h>
+
+#include "fib/fib.h"
+
+/* More paths than this in one route is rejected (the kernel allows more,
+ * but no BGP daemon installs them). */
+#define NL_NH_MAX 256
+
+/* Why a message was rejected. */
+enum nl_err {
+	NL_ERR_TRUNC = 0,  /* message or attribute shorter than its header says */
+	NL_ERR_FAMILY,     /* not AF_INET / AF_INET6, or address of the wrong size */
+	NL_ERR_PLEN,       /* prefix length beyond the family's width */
+	NL_ERR_ATTR,       /* known attribute with a bad length */
+	NL_ERR_MULTIPATH,  /* malformed RTA_MULTIPATH */
+	NL_ERR_NH_MAX,     /* more than NL_NH_MAX paths */
+	NL_ERR_VIA,        /* malformed RTA_VIA */
+	NL_ERR_NH_ID,      /* RTA_NH_ID unknown to the next-hop table */
+	NL_ERR_NHMSG,      /* malformed RTM_NEWNEXTHOP */
+	NL_ERR_COUNT
+};
+
+/* Name of a reason, for logs and counters ("trunc", "family", ...). */
+const char *nl_err_name(unsigned err);
+
+/* Parse results other than an error. */
+#define NL_OK 0
+#define NL_SKIP 1 /* valid but not for the FIB: cloned, multicast, anycast... */
+
+struct nl_route {
+	struct fib_route r; /* r.nh points at nh[] */
+	struct fib_nh nh[NL_NH_MAX];
+	uint16_t msg_type;  /* RTM_NEWROUTE or RTM_DELROUTE */
+	uint16_t msg_flags; /* nlmsg_flags: NLM_F_REPLACE, NLM_F_APPEND, ... */
+	uint32_t unknown_attrs; /* attributes this parser does not know, ignored */
+	uint8_t nh_resolved; /* paths came from the next-hop table */
+};
+
+struct nl_nhtab;
+
+/*
+ * Parse one route message. nht may be NULL (RTA_NH_ID without expanded
+ * paths then fails with NL_ERR_NH_ID). Returns NL_OK, NL_SKIP, or -EINVAL
+ * with *err set. Context: any; out is the caller's.
+ */
+int nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl_route *out,
+		   enum nl_err *err);
+
+/* Context: the owner of the table (the main thread). NULL on ENOMEM. */
+struct nl_nhtab *nl_nhtab_new(void);
+void nl_nhtab_free(struct nl_nhtab *t);
+/* Forget every object (before a fresh dump). */
+void nl_nhtab_clear(struct nl_nhtab *t);
+size_t nl_nhtab_count(const struct nl_nhtab *t);
+
+/*
+ * Apply an RTM_NEWNEXTHOP or RTM_DELNEXTHOP message. Returns 0 (*changed
+ * set when an existing object was replaced or deleted: routes using it may
+ * have changed without a route notification), NL_SKIP for other messages,
+ * -EINVAL with *err, or -ENOMEM.
+ */
+int nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum nl_err *err);
+
+/*
+ * Expand object id into at most max paths. Returns the number of paths
+ * (0 for a blackhole object, with *blackhole set), -ENOENT or -E2BIG.
+ */
+int nl_nhtab_resolve(const struct nl_nhtab *t, uint32_t id, struct fib_nh *nh, unsigned max,
+		     int *blackhole);
+
+#endif
