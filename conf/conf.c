@@ -40,7 +40,7 @@
 #include <yaml.h>
 
 #define CONF_FILE_MAX (1u << 20)  /* a config file is a few KiB */
-#define CONF_ERRORS_MAX 100       /* then one "too many errors" */
+#define CONF_ERRORS_MAX 100       /* then one "N more errors" line */
 
 #define US_MS 1000ull
 #define US_S (1000ull * US_MS)
@@ -188,8 +188,8 @@ conf_defaults(struct conf *c)
 	c->fib.sync_pages = 128;
 	c->fib.reclaim = CONF_RECLAIM_CALL_RCU;
 	c->cache.enabled = true;
-	c->cache.buckets = 1u << 20;
-	c->cache.max_entries = 1u << 21;
+	c->cache.buckets = 1u << 17;
+	c->cache.max_entries = 1u << 19;
 	c->cache.gc_interval_us = 60 * US_S;
 	c->cache.gc_timeout_us = 300 * US_S;
 	c->cache.gc_min_interval_us = 500 * US_MS;
@@ -281,28 +281,24 @@ struct conf_parse {
 	struct conf *conf;
 	struct conf_errors *errs;
 	bool nomem;
+	size_t dropped; /* errors past CONF_ERRORS_MAX */
 	struct conf_at at[F_COUNT];
 };
 
-static void conf_err(struct conf_parse *ps, unsigned line, unsigned column,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void
-conf_err(struct conf_parse *ps, unsigned line, unsigned column, const char *fmt, ...)
+/* A new slot at the end of the list, or NULL (ENOMEM noted in ps). */
+static struct conf_error *
+conf_err_push(struct conf_parse *ps, unsigned line, unsigned column)
 {
 	struct conf_errors *e = ps->errs;
 	struct conf_error *ce;
-	va_list ap;
 
-	if (e->count > CONF_ERRORS_MAX)
-		return;
 	if (e->count == e->cap) {
 		size_t cap = e->cap ? 2 * e->cap : 8;
 		struct conf_error *v = realloc(e->v, cap * sizeof(*v));
 
 		if (!v) {
 			ps->nomem = true;
-			return;
+			return NULL;
 		}
 		e->v = v;
 		e->cap = cap;
@@ -310,10 +306,26 @@ conf_err(struct conf_parse *ps, unsigned line, unsigned column, const char *fmt,
 	ce = &e->v[e->count++];
 	ce->line = line;
 	ce->column = column;
-	if (e->count > CONF_ERRORS_MAX) {
-		snprintf(ce->msg, sizeof(ce->msg), "too many errors, giving up");
+	return ce;
+}
+
+static void conf_err(struct conf_parse *ps, unsigned line, unsigned column,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Keep the first CONF_ERRORS_MAX, count the rest for one closing line. */
+static void
+conf_err(struct conf_parse *ps, unsigned line, unsigned column, const char *fmt, ...)
+{
+	struct conf_error *ce;
+	va_list ap;
+
+	if (ps->errs->count >= CONF_ERRORS_MAX) {
+		ps->dropped++;
 		return;
 	}
+	ce = conf_err_push(ps, line, column);
+	if (!ce)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(ce->msg, sizeof(ce->msg), fmt, ap);
 	va_end(ap);
@@ -332,7 +344,7 @@ conf_err_cmp(const void *a, const void *b)
 		return x->line < y->line ? -1 : 1;
 	if (x->column != y->column)
 		return x->column < y->column ? -1 : 1;
-	return 0;
+	return strcmp(x->msg, y->msg); /* qsort is not stable */
 }
 
 /* ---- scalar helpers ----------------------------------------------------- */
@@ -1165,8 +1177,12 @@ conf_parse_buf(const char *buf, size_t len, const char *name, struct conf **out,
 	if (ps.nomem) {
 		rc = -ENOMEM;
 	} else if (errs->count) {
+		struct conf_error *ce;
+
 		qsort(errs->v, errs->count, sizeof(errs->v[0]), conf_err_cmp);
-		rc = -EINVAL;
+		if (ps.dropped && (ce = conf_err_push(&ps, 0, 0)))
+			snprintf(ce->msg, sizeof(ce->msg), "%zu more errors not shown", ps.dropped);
+		rc = ps.nomem ? -ENOMEM : -EINVAL;
 	} else {
 		*out = ps.conf;
 		ps.conf = NULL;

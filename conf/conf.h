@@ -38,7 +38,7 @@
 #define CONF_PATH_MAX 108  /* sizeof(sun_path), NUL included */
 #define CONF_GROUP_MAX 33  /* 32 characters, as useradd allows */
 #define CONF_ADDR_MAX 64   /* "[v6 address]:port" */
-#define CONF_TABLES_MAX 64
+#define CONF_TABLES_MAX 16 /* as INGEST_TABLES_MAX */
 
 /* Section bits, as returned by conf_diff(). */
 #define CONF_FIB (1u << 0)
@@ -82,13 +82,13 @@ struct conf_fib {
 /* Flow cache and its expiry worker (issue 4). */
 struct conf_cache {
 	bool enabled;                /* true */
-	unsigned buckets;            /* 1048576, a power of two */
-	unsigned max_entries;        /* 2097152: pressure GC above this */
+	unsigned buckets;            /* 131072, a power of two */
+	unsigned max_entries;        /* 524288: hard limit, pressure GC below */
 	uint64_t gc_interval_us;     /* 60 s between expiry runs */
 	uint64_t gc_timeout_us;      /* 300 s idle before expiry; the rover covers
 				      * the table once per gc_timeout */
 	uint64_t gc_min_interval_us; /* 500 ms between two pressure GCs */
-	unsigned gc_elasticity;      /* 8, as the kernel's ip_rt_gc_elasticity */
+	unsigned gc_elasticity;      /* 8: pressure GC target entries a bucket */
 	uint64_t scan_budget_us;     /* 2 ms of scan before a yield */
 	unsigned yield_every;        /* 64 buckets between two clock reads */
 	unsigned chain_cap;          /* 16 entries a chain at most */

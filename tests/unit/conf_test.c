@@ -211,7 +211,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->fib.sync_pages, 128);
 	ck_assert_int_eq(d->fib.reclaim, CONF_RECLAIM_CALL_RCU);
 	ck_assert(d->cache.enabled);
-	ck_assert_uint_eq(d->cache.buckets, 1048576);
+	ck_assert_uint_eq(d->cache.buckets, 131072);
+	ck_assert_uint_eq(d->cache.max_entries, 524288);
 	ck_assert_uint_eq(d->cache.gc_interval_us, 60000000);
 	ck_assert_uint_eq(d->cache.gc_timeout_us, 300000000);
 	ck_assert_uint_eq(d->cache.gc_min_interval_us, 500000);
@@ -381,6 +382,33 @@ START_TEST(test_buffer_len)
 }
 END_TEST
 
+/* A file full of mistakes gives the first 100 and a count of the rest. */
+START_TEST(test_many_errors)
+{
+	struct conf_errors errs = { 0 };
+	struct conf *c = NULL;
+	char *text = NULL, line[256];
+	size_t len = 0, i;
+	FILE *fp = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(fp);
+	fputs("fib:\n", fp);
+	for (i = 0; i < 150; i++)
+		fprintf(fp, "  key%zu: 1\n", i);
+	fclose(fp);
+	ck_assert_int_eq(conf_parse_buf(text, len, "many", &c, &errs), -EINVAL);
+	ck_assert_uint_eq(errs.count, 101);
+	conf_error_format(&errs, 0, line, sizeof(line));
+	ck_assert_str_eq(line, "many:2:3: unknown key \"key0\" in section fib");
+	conf_error_format(&errs, 99, line, sizeof(line));
+	ck_assert_str_eq(line, "many:101:3: unknown key \"key99\" in section fib");
+	conf_error_format(&errs, 100, line, sizeof(line));
+	ck_assert_str_eq(line, "many: 50 more errors not shown");
+	free(text);
+	conf_errors_free(&errs);
+}
+END_TEST
+
 /* The example parses clean and the man page documents every key. */
 START_TEST(test_docs)
 {
@@ -428,6 +456,7 @@ main(void)
 	tcase_add_test(tc, test_reload_keeps_old);
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_buffer_len);
+	tcase_add_test(tc, test_many_errors);
 	tcase_add_test(tc, test_golden_valid);
 	tcase_add_test(tc, test_golden_invalid);
 	tcase_add_test(tc, test_docs);
