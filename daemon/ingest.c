@@ -572,6 +572,14 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	 * key, none for one inserted in front. IPv6 multipath additions
 	 * are notified as the whole route, so they replace.
 	 */
+	if (nr->r.family == AF_INET6 && (nlh->nlmsg_flags & NLM_F_APPEND) && nr->r.nh_count > 1) {
+		/* An appended IPv6 path is notified first, then its siblings
+		 * from the head: rotate into the kernel's (and dump's) order. */
+		struct fib_nh first = nr->nh[0];
+
+		memmove(&nr->nh[0], &nr->nh[1], (nr->r.nh_count - 1u) * sizeof(nr->nh[0]));
+		nr->nh[nr->r.nh_count - 1] = first;
+	}
 	if (nlh->nlmsg_flags & NLM_F_REPLACE)
 		flags = FIB_ADD_REPLACE;
 	else if (nr->r.family == AF_INET6 &&
