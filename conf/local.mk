@@ -26,6 +26,9 @@ tests_unit_conf_test_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_unit_conf_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_conf_test_LDADD = conf/libconf.la $(CHECK_LIBS)
 EXTRA_DIST += tests/conf
+# tests/conf/fibd_check.sh FIBD runs the same golden files through
+# `fibd -n [-v] -c` (exit status and messages); add it to TESTS once fibd
+# reads its config through conf/.
 
 # libFuzzer target for the parser; needs clang, so it stays out of the
 # default build: `make conf-fuzz` builds it, `make conf-fuzz-run` runs it

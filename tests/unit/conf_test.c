@@ -285,7 +285,9 @@ START_TEST(test_units)
 	for (i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
 		struct conf *c;
 
-		snprintf(text, sizeof(text), "cache:\n  gc_interval: 24h\n  gc_timeout: 168h\n  gc_min_interval: %s\n", d[i].text);
+		snprintf(text, sizeof(text),
+			 "cache:\n  gc_interval: 24h\n  gc_timeout: 168h\n  gc_min_interval: %s\n",
+			 d[i].text);
 		c = parse_ok(text);
 		ck_assert_msg(c->cache.gc_min_interval_us == d[i].us, "%s", d[i].text);
 		conf_free(c);
