@@ -168,12 +168,23 @@ nl_sample() {
 				for (j = 1; j <= 8; j++) grp[j] = 0
 				for (j = 1; j <= nl; j++) grp[j] = hexval(gl[j])
 				for (j = 1; j <= nr; j++) grp[8 - nr + j] = hexval(gr[j])
-				out = ""
 				for (j = 1; j <= 8; j++) {
 					c = len - 16 * (j - 1); if (c < 0) c = 0; if (c > 16) c = 16
 					span = 2 ^ (16 - c)
-					w = int(grp[j] / span) * span + int(rand() * span)
-					out = out (j > 1 ? ":" : "") sprintf("%x", w)
+					grp[j] = int(grp[j] / span) * span + int(rand() * span)
+				}
+				# RFC 5952 text, as inet_ntop and ip(8) print it
+				bs = 0; bl = 0
+				for (j = 1; j <= 8; j++) if (grp[j] == 0) {
+					for (q = j; q <= 8 && grp[q] == 0; q++) ;
+					if (q - j > bl) { bs = j; bl = q - j }
+					j = q
+				}
+				if (bl < 2) bs = 0
+				out = ""
+				for (j = 1; j <= 8; j++) {
+					if (j == bs) { out = out "::"; j += bl - 1; continue }
+					out = out ((j > 1 && j != bs + bl) || (j > 1 && bs == 0) ? ":" : "") sprintf("%x", grp[j])
 				}
 				print out
 			}
