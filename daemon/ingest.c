@@ -654,15 +654,49 @@ ingest_apply_load(struct ingest *ing)
 		size_t j = i;
 		int ret;
 
+		size_t k, m, ndup = 0;
+
 		while (j < s->n && s->r[j].family == s->r[i].family)
 			j++;
-		ret = fib_load(ing->fib, &s->r[i], j - i);
-		if (ret < 0) {
-			log_warnx("fib_load: %s: adding one by one", strerror(-ret));
-			for (size_t k = i; k < j; k++)
-				ingest_fib_add(ing, &s->r[k], FIB_ADD_APPEND);
+		/*
+		 * fib_load keeps one route per key; the kernel can hold more
+		 * (IPv4 appended aliases, IPv6 routes on different devices).
+		 * The dump lists them next to each other: load the first,
+		 * append the others afterwards in dump order.
+		 */
+		for (k = i + 1; k < j; k++)
+			if (!ingest_key_cmp(&s->r[k], &s->r[k - 1]))
+				ndup++;
+		if (ndup) {
+			struct fib_route *dup = malloc(ndup * sizeof(*dup));
+
+			if (!dup) {
+				log_warnx("fib_load: out of memory");
+				ing->resync_pending = 1;
+				i = j;
+				continue;
+			}
+			ndup = 0;
+			for (k = m = i + 1; k < j; k++) {
+				if (!ingest_key_cmp(&s->r[k], &s->r[k - 1]))
+					dup[ndup++] = s->r[k];
+				else
+					s->r[m++] = s->r[k];
+			}
+			ret = fib_load(ing->fib, &s->r[i], m - i);
+			for (k = 0; k < ndup; k++)
+				ingest_fib_add(ing, &dup[k], FIB_ADD_APPEND);
+			free(dup);
+			m -= i;
 		} else {
-			ing->st.routes_loaded += j - i;
+			ret = fib_load(ing->fib, &s->r[i], j - i);
+			m = j - i;
+		}
+		if (ret < 0) {
+			log_warnx("fib_load: %s: resync", strerror(-ret));
+			ing->resync_pending = 1;
+		} else {
+			ing->st.routes_loaded += m;
 		}
 		i = j;
 	}
@@ -879,11 +913,35 @@ ingest_next_step(struct ingest *ing)
 	}
 }
 
+/*
+ * Before a resync dump, empty the event socket: what is queued predates
+ * the dump, which will show its effect. This matters beyond saving work:
+ * the kernel reports ENOBUFS only once per congestion, and clears the
+ * congestion when the queue runs empty; without this, events lost while
+ * the resync runs would go unreported.
+ */
+static void
+ingest_ev_discard(struct ingest *ing)
+{
+	int fd = mnl_socket_get_fd(ing->ev_nl);
+	uint64_t left = 2ull * ing->conf.rcvbuf + (1u << 20); /* bounded under a flood */
+
+	while (left) {
+		ssize_t n = recv(fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
+
+		if (n < 0 && errno != EINTR && errno != ENOBUFS)
+			break;
+		left = n > 0 && (uint64_t)n < left ? left - (uint64_t)n : n > 0 ? 0 : left;
+	}
+}
+
 static void
 ingest_start_dump(struct ingest *ing)
 {
 	ing->phase = PH_DUMP;
 	event_del(ing->ev_read);
+	if (!ing->first)
+		ingest_ev_discard(ing);
 	clock_gettime(CLOCK_MONOTONIC, &ing->t0);
 	ingest_set_reset(&ing->set);
 	nl_nhtab_clear(ing->nht);

@@ -255,7 +255,7 @@ nl_routes_file() {
 # nl_batch_routes FILE DEV GW4 GW6: routes file -> `ip -batch` commands;
 # next hop `-` (or a generated one) becomes GW on DEV, all onlink.
 nl_batch_routes() {
-	awk -v dev="$2" -v gw4="$3" -v gw6="$4" '{
+	awk -v dev="$2" -v gw4="${3:-}" -v gw6="${4:-}" '{
 		v6 = index($1, ":") > 0
 		gw = $2
 		if (gw == "" || gw == "-") gw = v6 ? gw6 : gw4

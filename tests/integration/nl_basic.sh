@@ -22,6 +22,7 @@ ipn addr add 10.2.0.1/24 dev v2
 ipn route add default via 10.0.0.254
 ipn route add 1.2.3.0/24 via 10.0.0.2 metric 10
 ipn route add 1.2.3.0/24 via 10.0.0.3 metric 20
+ipn route append 1.2.3.0/24 via 10.0.0.4 metric 20
 ipn route add 1.2.4.0/24 nexthop via 10.0.0.2 weight 1 nexthop via 10.0.0.3 weight 3
 ipn route add blackhole 1.2.5.0/24
 ipn route add unreachable 1.2.6.0/24 metric 5
