@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: struct fib, the public face of libfib
+ *
+ * Validates what callers hand in (family, prefix length, host bits, type,
+ * next hops), dispatches to the IPv4 or IPv6 trie, bumps the generation
+ * on every change, and gathers stats. No I/O, no globals, no logging.
+ *
+ *   struct fib
+ *     ctx: pool (nodes, leaves, attribute sets), reclaim queue, info table,
+ *          params
+ *     trie4, trie6
+ *     generation (read by flow caches on any thread)
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/fib.h"
+#include "fib/fib_priv.h"
+#include "fib/info.h"
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie.h"
+
+struct fib {
+	struct fib_ctx ctx;
+	struct trie4 *t4;
+	struct trie6 *t6;
+	uint64_t generation;
+};
+
+void
+fib_params_default(struct fib_params *p)
+{
+	p->inflate_threshold = 50;
+	p->halve_threshold = 25;
+	p->inflate_threshold_root = 30;
+	p->halve_threshold_root = 15;
+	p->sync_pages = 128;
+	p->reclaim_mode = FIB_RECLAIM_CALL_RCU;
+}
+
+static int
+fib_params_valid(const struct fib_params *p)
+{
+	if (p->inflate_threshold < 1 || p->inflate_threshold > 100 ||
+	    p->inflate_threshold_root < 1 || p->inflate_threshold_root > 100)
+		return 0;
+	if (p->halve_threshold < 1 || p->halve_threshold >= p->inflate_threshold)
+		return 0;
+	if (p->halve_threshold_root < 1 || p->halve_threshold_root >= p->inflate_threshold_root)
+		return 0;
+	if (p->sync_pages < 1 || p->sync_pages > (1u << 20))
+		return 0;
+	return p->reclaim_mode == FIB_RECLAIM_CALL_RCU || p->reclaim_mode == FIB_RECLAIM_SYNC;
+}
+
+struct fib *
+fib_new(const struct fib_params *p)
+{
+	struct fib *fib = calloc(1, sizeof(*fib));
+
+	if (!fib)
+		return NULL;
+	if (p) {
+		if (!fib_params_valid(p)) {
+			free(fib);
+			errno = EINVAL;
+			return NULL;
+		}
+		fib->ctx.params = *p;
+	} else {
+		fib_params_default(&fib->ctx.params);
+	}
+	fib->ctx.pool = pool_new();
+	if (fib->ctx.pool)
+		fib->ctx.rc = reclaim_new(fib->ctx.pool, fib->ctx.params.sync_pages,
+					  fib->ctx.params.reclaim_mode);
+	if (fib->ctx.rc)
+		fib->ctx.it = info_table_new(fib->ctx.pool, fib->ctx.rc);
+	if (fib->ctx.it) {
+		fib->t4 = trie4_new(&fib->ctx);
+		fib->t6 = trie6_new(&fib->ctx);
+	}
+	if (!fib->t4 || !fib->t6) {
+		fib_free(fib);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return fib;
+}
+
+void
+fib_free(struct fib *fib)
+{
+	if (!fib)
+		return;
+	/* Batches already handed to call_rcu free into the pool: wait for
+	 * them, then drop the pool whole (chunks, not nodes). */
+	reclaim_free(fib->ctx.rc);
+	trie4_free(fib->t4);
+	trie6_free(fib->t6);
+	info_table_free(fib->ctx.it);
+	pool_free_all(fib->ctx.pool);
+	free(fib);
+}
+
+int
+fib_set_params(struct fib *fib, const struct fib_params *p)
+{
+	if (!fib_params_valid(p))
+		return -EINVAL;
+	fib->ctx.params = *p;
+	reclaim_set(fib->ctx.rc, p->sync_pages, p->reclaim_mode);
+	return 0;
+}
+
+void
+fib_get_params(const struct fib *fib, struct fib_params *p)
+{
+	*p = fib->ctx.params;
+}
+
+static int
+fib_route_valid(const struct fib_route *r)
+{
+	unsigned maxlen, abytes;
+
+	if (r->family == AF_INET) {
+		maxlen = 32;
+		abytes = 4;
+	} else if (r->family == AF_INET6) {
+		maxlen = 128;
+		abytes = 16;
+	} else {
+		return 0;
+	}
+	if (r->plen > maxlen)
+		return 0;
+	/* canonical prefix: no host bits */
+	for (unsigned i = 0; i < abytes; i++) {
+		unsigned bit = i * 8;
+		uint8_t mask = bit >= r->plen ? 0 : r->plen - bit >= 8 ? 0xff
+								       : (uint8_t)(0xff << (8 - (r->plen - bit)));
+		if (r->dst.b[i] & ~mask)
+			return 0;
+	}
+	for (unsigned i = abytes; i < 16; i++)
+		if (r->dst.b[i])
+			return 0;
+	switch (r->type) {
+	case FIB_UNICAST:
+	case FIB_LOCAL:
+	case FIB_BROADCAST:
+	case FIB_BLACKHOLE:
+	case FIB_UNREACHABLE:
+	case FIB_PROHIBIT:
+	case FIB_THROW:
+		break;
+	default:
+		return 0;
+	}
+	if (r->nh_count && !r->nh)
+		return 0;
+	for (unsigned i = 0; i < r->nh_count; i++) {
+		const struct fib_nh *nh = &r->nh[i];
+		if (nh->gw_family && nh->gw_family != AF_INET && nh->gw_family != AF_INET6)
+			return 0;
+		if (nh->weight > 256)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+fib_bump(struct fib *fib)
+{
+	uatomic_inc(&fib->generation);
+}
+
+int
+fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
+{
+	int err;
+
+	if (!fib_route_valid(r) || (flags & ~(FIB_ADD_REPLACE | FIB_ADD_APPEND | FIB_ADD_EXCL)))
+		return -EINVAL;
+	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
+	if (!err)
+		fib_bump(fib);
+	return err;
+}
+
+int
+fib_del(struct fib *fib, const struct fib_route *r)
+{
+	int err;
+
+	if (r->family != AF_INET && r->family != AF_INET6)
+		return -EINVAL;
+	if (r->plen > (r->family == AF_INET ? 32 : 128))
+		return -EINVAL;
+	err = r->family == AF_INET ? trie4_del(fib->t4, r) : trie6_del(fib->t6, r);
+	if (!err)
+		fib_bump(fib);
+	return err;
+}
+
+int
+fib_load(struct fib *fib, const struct fib_route *r, size_t n)
+{
+	size_t n4 = 0, n6 = 0;
+	struct fib_route *v4 = NULL, *v6 = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!fib_route_valid(&r[i]))
+			return -EINVAL;
+		if (r[i].family == AF_INET)
+			n4++;
+		else
+			n6++;
+	}
+	/* Common case: one family, no copy. */
+	if (n6 == 0)
+		err = trie4_load(fib->t4, r, n);
+	else if (n4 == 0)
+		err = trie6_load(fib->t6, r, n);
+	else {
+		v4 = malloc(n4 * sizeof(*v4));
+		v6 = malloc(n6 * sizeof(*v6));
+		if (!v4 || !v6) {
+			free(v4);
+			free(v6);
+			return -ENOMEM;
+		}
+		n4 = n6 = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (r[i].family == AF_INET)
+				v4[n4++] = r[i];
+			else
+				v6[n6++] = r[i];
+		}
+		err = trie4_load(fib->t4, v4, n4);
+		if (!err)
+			err = trie6_load(fib->t6, v6, n6);
+		free(v4);
+		free(v6);
+	}
+	fib_bump(fib);
+	return err;
+}
+
+void
+fib_flush(struct fib *fib, int family)
+{
+	if (family == AF_INET || family == AF_UNSPEC)
+		trie4_flush(fib->t4);
+	if (family == AF_INET6 || family == AF_UNSPEC)
+		trie6_flush(fib->t6);
+	fib_bump(fib);
+}
+
+size_t
+fib_count(const struct fib *fib, int family)
+{
+	size_t n = 0;
+
+	if (family == AF_INET || family == AF_UNSPEC)
+		n += trie4_count(fib->t4);
+	if (family == AF_INET6 || family == AF_UNSPEC)
+		n += trie6_count(fib->t6);
+	return n;
+}
+
+uint64_t
+fib_generation(const struct fib *fib)
+{
+	return uatomic_read(&fib->generation);
+}
+
+void
+fib_thread_online(void)
+{
+	urcu_memb_register_thread();
+}
+
+void
+fib_thread_offline(void)
+{
+	urcu_memb_unregister_thread();
+}
+
+void
+fib_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+void
+fib_read_unlock(void)
+{
+	urcu_memb_read_unlock();
+}
+
+struct fib_result
+fib_lookup_rcu(const struct fib *fib, int family, const void *addr, uint32_t table, uint8_t tos)
+{
+	struct fib_result none = { NULL, NULL };
+
+	if (family == AF_INET) {
+		uint32_t a;
+		memcpy(&a, addr, 4);
+		return trie4_lookup(fib->t4, ntohl(a), table, tos);
+	}
+	if (family == AF_INET6)
+		return trie6_lookup(fib->t6, trie6_key_from(addr), table, tos);
+	return none;
+}
+
+struct fib_result
+fib_lookup4_rcu(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	return trie4_lookup(fib->t4, addr, table, 0);
+}
+
+void
+fib_lookup4_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t *addr,
+		      struct fib_result *res, size_t n)
+{
+	trie4_lookup_batch(fib->t4, addr, table, res, n);
+}
+
+void
+fib_lookup6_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t (*addr)[16],
+		      struct fib_result *res, size_t n)
+{
+	enum { CHUNK = 64 };
+	trie6_key keys[CHUNK];
+
+	for (size_t base = 0; base < n; base += CHUNK) {
+		size_t k = n - base < CHUNK ? n - base : CHUNK;
+		for (size_t i = 0; i < k; i++)
+			keys[i] = trie6_key_from(addr[base + i]);
+		trie6_lookup_batch(fib->t6, keys, table, res + base, k);
+	}
+}
+
+int
+fib_result_get(const struct fib_result *res, struct fib_match *m)
+{
+	const struct fib_alias *fa = res->alias;
+
+	if (!fa)
+		return -ENOENT;
+	m->family = fa->family;
+	m->plen = (uint8_t)((fa->family == AF_INET ? 32 : 128) - fa->slen);
+	m->type = fa->type;
+	m->tos = fa->tos;
+	m->table = fa->table;
+	m->info = fa->fi;
+	if (fa->family == AF_INET)
+		trie4_leaf_key(res->leaf, &m->prefix);
+	else
+		trie6_leaf_key(res->leaf, &m->prefix);
+	return 0;
+}
+
+int
+fib_walk(const struct fib *fib, int family, fib_walk_cb cb, void *arg)
+{
+	int ret = 0;
+
+	if (family == AF_INET || family == AF_UNSPEC)
+		ret = trie4_walk(fib->t4, cb, arg);
+	if (!ret && (family == AF_INET6 || family == AF_UNSPEC))
+		ret = trie6_walk(fib->t6, cb, arg);
+	return ret;
+}
+
+void
+fib_stats(const struct fib *fib, struct fib_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	trie4_stats(fib->t4, &st->v4);
+	trie6_stats(fib->t6, &st->v6);
+	reclaim_stats(fib->ctx.rc, &st->reclaim);
+	st->infos = info_count(fib->ctx.it);
+	st->info_bytes = info_bytes(fib->ctx.it);
+	/* Everything held: pool chunks (nodes, leaves, sets, free slots) and
+	 * the fixed structures. */
+	st->bytes = pool_reserved(fib->ctx.pool) + sizeof(*fib);
+	st->generation = fib_generation(fib);
+}
+
+void
+fib_reclaim_flush(struct fib *fib)
+{
+	reclaim_flush(fib->ctx.rc);
+}
+
+void
+fib_reclaim_barrier(struct fib *fib)
+{
+	reclaim_barrier(fib->ctx.rc);
+}
+
+int
+fib_check(const struct fib *fib, char *buf, size_t len)
+{
+	int err = trie4_check(fib->t4, buf, len);
+
+	if (!err)
+		err = trie6_check(fib->t6, buf, len);
+	return err;
+}
+
+int
+fib_prefix_parse(const char *s, union fib_addr *a, uint8_t *plen, uint8_t *family)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+	unsigned long len;
+	char *end;
+	int fam;
+
+	if (alen == 0 || alen >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, alen);
+	buf[alen] = 0;
+	memset(a, 0, sizeof(*a));
+	fam = strchr(buf, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(fam, buf, a->b) != 1)
+		return -EINVAL;
+	if (slash) {
+		if (!slash[1])
+			return -EINVAL;
+		len = strtoul(slash + 1, &end, 10);
+		if (*end || len > (fam == AF_INET ? 32u : 128u))
+			return -EINVAL;
+	} else {
+		len = fam == AF_INET ? 32 : 128;
+	}
+	*plen = (uint8_t)len;
+	*family = (uint8_t)fam;
+	return 0;
+}
+
+const char *
+fib_type_name(unsigned type)
+{
+	switch (type) {
+	case FIB_UNICAST:
+		return "unicast";
+	case FIB_LOCAL:
+		return "local";
+	case FIB_BROADCAST:
+		return "broadcast";
+	case FIB_BLACKHOLE:
+		return "blackhole";
+	case FIB_UNREACHABLE:
+		return "unreachable";
+	case FIB_PROHIBIT:
+		return "prohibit";
+	case FIB_THROW:
+		return "throw";
+	default:
+		return "unknown";
+	}
+}

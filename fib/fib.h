@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: libfib, the forwarding table of fibd
+ *
+ * A struct fib holds one level-compressed trie per address family (after
+ * Linux net/ipv4/fib_trie.c), the routes of every mirrored table, the
+ * interned next-hop sets they share, and the reclamation queue that frees
+ * retired memory in batches after an RCU grace period.
+ *
+ * Threads: exactly one writer (the caller of fib_add, fib_del, fib_load,
+ * fib_set_params, fib_reclaim_flush) at a time; any number of readers that
+ * call the *_rcu lookups between fib_read_lock() and fib_read_unlock(),
+ * after fib_thread_online() on that thread. Readers never lock and never
+ * wait; a lookup racing an update returns the old or the new answer.
+ *
+ * Results point into the FIB and stay valid until fib_read_unlock().
+ *
+ * Errors: functions return 0 or -errno (-EINVAL, -EEXIST, -ENOENT,
+ * -ENOMEM); constructors return NULL with errno set.
+ */
+#ifndef FIB_FIB_H
+#define FIB_FIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fib;
+
+/* Route types, numbered as the kernel's RTN_* so netlink maps one to one. */
+enum fib_type {
+	FIB_UNICAST = 1,
+	FIB_LOCAL = 2,
+	FIB_BROADCAST = 3,
+	FIB_BLACKHOLE = 6,
+	FIB_UNREACHABLE = 7,
+	FIB_PROHIBIT = 8,
+	FIB_THROW = 9,
+};
+
+/* An address of either family; IPv4 in the first 4 bytes, network order. */
+union fib_addr {
+	uint8_t b[16];
+	struct in_addr v4;
+	struct in6_addr v6;
+};
+
+#define FIB_NH_ONLINK 0x01 /* RTNH_F_ONLINK */
+
+/* One path of a route. gw_family is 0 without a gateway. */
+struct fib_nh {
+	union fib_addr gw;
+	uint8_t gw_family;
+	uint8_t flags;
+	uint16_t weight; /* 1..256, as rtnh_hops + 1 */
+	uint32_t ifindex;
+};
+
+/*
+ * A route as the caller describes it (input of fib_add and fib_del). The
+ * FIB keeps its own copy: type, tos and table per prefix, the rest
+ * (priority, protocol, scope, prefsrc, next hops) in an interned,
+ * reference-counted set shared by every route with the same values.
+ */
+struct fib_route {
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t plen;
+	uint8_t type; /* enum fib_type */
+	uint8_t tos;
+	uint8_t protocol; /* RTPROT_* */
+	uint8_t scope;    /* RT_SCOPE_* */
+	uint8_t prefsrc_set;
+	uint8_t nh_count; /* 0 for routes without next hops */
+	uint16_t encap_type; /* RTA_ENCAP_TYPE, kept not expanded */
+	uint32_t table;
+	uint32_t priority;
+	uint32_t nh_id; /* RTA_NH_ID, 0 if none */
+	union fib_addr dst;
+	union fib_addr prefsrc;
+	const struct fib_nh *nh;
+};
+
+/* fib_add flags, after NLM_F_REPLACE / NLM_F_APPEND / NLM_F_EXCL. */
+#define FIB_ADD_REPLACE 0x1 /* replace the first route of equal table, tos and priority */
+#define FIB_ADD_APPEND 0x2  /* add after the routes of equal table, tos and priority */
+#define FIB_ADD_EXCL 0x4    /* fail with -EEXIST if such a route exists */
+
+/* fib_del: fields left zero (type, protocol, scope, priority, nh_count)
+ * match anything, as the kernel matches deletes. */
+
+/* Interned attributes of a route: what the kernel calls fib_info. */
+struct fib_info {
+	uint32_t priority;
+	uint8_t protocol;
+	uint8_t scope;
+	uint8_t prefsrc_set;
+	uint8_t nh_count;
+	uint16_t encap_type;
+	uint16_t pad_;
+	uint32_t nh_id;
+	union fib_addr prefsrc;
+	struct fib_nh nh[]; /* nh_count entries */
+};
+
+/*
+ * A lookup result: opaque handles into the FIB, NULL alias when nothing
+ * matched. Valid until fib_read_unlock().
+ */
+struct fib_leaf;
+struct fib_alias;
+struct fib_result {
+	const struct fib_leaf *leaf;
+	const struct fib_alias *alias;
+};
+
+/* Everything about a matched route, filled by fib_result_get. */
+struct fib_match {
+	uint8_t family;
+	uint8_t plen;
+	uint8_t type;
+	uint8_t tos;
+	uint32_t table;
+	union fib_addr prefix;
+	const struct fib_info *info; /* valid until fib_read_unlock() */
+};
+
+/* Tunables; defaults from Linux fib_trie. */
+enum fib_reclaim_mode {
+	FIB_RECLAIM_CALL_RCU = 0, /* hand each batch to call_rcu: the writer never waits */
+	FIB_RECLAIM_SYNC = 1,     /* the writer waits one grace period per batch */
+};
+
+struct fib_params {
+	unsigned inflate_threshold;      /* 50 (%) */
+	unsigned halve_threshold;        /* 25 */
+	unsigned inflate_threshold_root; /* 30 */
+	unsigned halve_threshold_root;   /* 15 */
+	unsigned sync_pages;             /* 128: retired bytes per batch, in 4 KiB pages */
+	unsigned reclaim_mode;           /* enum fib_reclaim_mode */
+};
+
+/* Fill p with the defaults. Context: any. */
+void fib_params_default(struct fib_params *p);
+
+/* Create an empty FIB; p may be NULL for defaults. Context: any, once. */
+struct fib *fib_new(const struct fib_params *p);
+/*
+ * Free the FIB. Context: the writer, with no reader inside a read section
+ * on this FIB any more. Waits for pending reclamation, then releases the
+ * node pools chunk by chunk: no per-node walk.
+ */
+void fib_free(struct fib *fib);
+
+/* Change tunables on a live FIB; they apply to later resizes and batches.
+ * Context: writer. Returns -EINVAL for out-of-range values (thresholds
+ * 1..100, halve < inflate, sync_pages >= 1). */
+int fib_set_params(struct fib *fib, const struct fib_params *p);
+void fib_get_params(const struct fib *fib, struct fib_params *p);
+
+/* Context: writer. Returns 0, -EINVAL, -EEXIST (FIB_ADD_EXCL, or an
+ * identical route without flags) or -ENOMEM; on error nothing changed. */
+int fib_add(struct fib *fib, const struct fib_route *r, unsigned flags);
+/* Context: writer. Returns 0, -EINVAL or -ENOENT. */
+int fib_del(struct fib *fib, const struct fib_route *r);
+/*
+ * Add many routes at once into an empty family: sorts them, builds the
+ * trie off-line and publishes it with one pointer store. Duplicate
+ * prefixes with equal table, tos and priority keep the first. Falls back
+ * to fib_add one by one when the family already has routes.
+ * Context: writer. Returns 0, -EINVAL (nothing added) or -ENOMEM.
+ */
+int fib_load(struct fib *fib, const struct fib_route *r, size_t n);
+/* Remove every route of one family (AF_UNSPEC: both). Context: writer. */
+void fib_flush(struct fib *fib, int family);
+
+/* Number of routes per family. Context: any. */
+size_t fib_count(const struct fib *fib, int family);
+/* Bumped by every change; flow caches compare it. Context: any. */
+uint64_t fib_generation(const struct fib *fib);
+
+/* Reader registration and read-side sections (liburcu, see fib/rcu.h). */
+void fib_thread_online(void);
+void fib_thread_offline(void);
+void fib_read_lock(void);
+void fib_read_unlock(void);
+
+/*
+ * Longest-prefix match in one table. addr in network order; tos 0 matches
+ * only routes with tos 0, a route with tos 0 matches any tos (as the
+ * kernel). Call with fib_read_lock held.
+ */
+struct fib_result fib_lookup_rcu(const struct fib *fib, int family, const void *addr,
+				 uint32_t table, uint8_t tos);
+/* IPv4 fast path: addr in host order, tos 0. Call with fib_read_lock held. */
+struct fib_result fib_lookup4_rcu(const struct fib *fib, uint32_t table, uint32_t addr);
+/*
+ * Batch lookups: n addresses in, n results out, memory accesses of
+ * independent lookups overlapped. IPv4 addresses in host order; IPv6 as 16
+ * bytes in network order. Call with fib_read_lock held.
+ */
+void fib_lookup4_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t *addr,
+			   struct fib_result *res, size_t n);
+void fib_lookup6_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t (*addr)[16],
+			   struct fib_result *res, size_t n);
+
+/* Describe a result; returns 0, or -ENOENT for no match. Call with
+ * fib_read_lock held. */
+int fib_result_get(const struct fib_result *res, struct fib_match *m);
+
+/*
+ * Walk every route of a family in key order. cb returns 0 to go on,
+ * anything else stops the walk and is returned. Context: writer (or a
+ * reader holding fib_read_lock, which may see a mix of old and new).
+ */
+typedef int (*fib_walk_cb)(const struct fib_match *m, void *arg);
+int fib_walk(const struct fib *fib, int family, fib_walk_cb cb, void *arg);
+
+/* Introspection, like /proc/net/fib_triestat plus reclamation. */
+#define FIB_STATS_MAX_BITS 32
+struct fib_trie_stats {
+	uint64_t leaves;
+	uint64_t prefixes; /* aliases: routes */
+	uint64_t nodes;    /* internal nodes */
+	uint64_t nodes_by_bits[FIB_STATS_MAX_BITS + 1];
+	uint64_t pointers;
+	uint64_t null_pointers;
+	uint64_t depth_total; /* sum over leaves, for the average */
+	uint32_t depth_max;
+	uint64_t bytes; /* nodes + leaves, as allocated from the pools */
+	uint64_t resizes, inflates, halves, collapses;
+};
+struct fib_reclaim_stats {
+	uint64_t batches;
+	uint64_t bytes_retired;
+	uint64_t bytes_freed;
+	uint64_t bytes_pending;
+	uint64_t grace_periods;
+	uint64_t gp_ns_min, gp_ns_max, gp_ns_total;
+};
+struct fib_stats {
+	struct fib_trie_stats v4, v6;
+	struct fib_reclaim_stats reclaim;
+	uint64_t infos;      /* interned attribute sets */
+	uint64_t info_bytes;
+	uint64_t bytes;      /* everything the FIB holds */
+	uint64_t generation;
+};
+/* Context: writer (walks the tries). */
+void fib_stats(const struct fib *fib, struct fib_stats *st);
+
+/* Force the pending reclamation batch out now. Context: writer. */
+void fib_reclaim_flush(struct fib *fib);
+/* Wait until every batch handed to call_rcu has been freed (rcu_barrier).
+ * Context: writer, outside any read section. */
+void fib_reclaim_barrier(struct fib *fib);
+
+/* Verify the trie invariants (child counts, empty/full counters, key
+ * prefixes, slen, leaf order). Returns 0 or -EUCLEAN and a message in buf.
+ * Context: writer. For tests. */
+int fib_check(const struct fib *fib, char *buf, size_t len);
+
+/* Helpers: "10.0.0.0/8" <-> struct fib_route dst/plen/family. */
+int fib_prefix_parse(const char *s, union fib_addr *a, uint8_t *plen, uint8_t *family);
+const char *fib_type_name(unsigned type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

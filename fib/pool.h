@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: per-FIB memory pools
+ *
+ * Trie nodes, leaves and interned attribute sets come from size-classed
+ * pools carved out of 256 KiB chunks: no per-object malloc header (a 24-byte
+ * leaf costs 24 bytes), neighbours allocated together, exact byte counts,
+ * and freeing a whole FIB releases chunks, not millions of objects.
+ * Objects larger than a chunk class (wide root nodes) go to malloc and are
+ * tracked on a list.
+ *
+ *   class:  8 16 24 ... 512 | 1K 2K ... 64K | malloc
+ *   free list per class, threaded through the first word of free objects
+ *
+ * pool_alloc is called by the writer; pool_free by the writer or by the
+ * call_rcu thread when a reclamation batch expires: one mutex serialises
+ * them (uncontended in practice).
+ */
+#ifndef FIB_POOL_H
+#define FIB_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pool;
+
+struct pool *pool_new(void);
+/* Release every chunk and large object. Context: owner, nobody using it. */
+void pool_free_all(struct pool *p);
+/* Context: writer. NULL on allocation failure (or injected failure). */
+void *pool_alloc(struct pool *p, size_t size);
+/* size must be the size given to pool_alloc. Context: any thread. */
+void pool_free(struct pool *p, void *obj, size_t size);
+/* Bytes handed out (rounded to the class size). Context: any. */
+uint64_t pool_bytes(const struct pool *p);
+/* Bytes reserved from the system (chunks + large objects). */
+uint64_t pool_reserved(const struct pool *p);
+
+#ifdef FIB_FAULT_INJECTION
+/* Fail the nth next allocation (1 = the next one); 0 disables. */
+void pool_fail_after(struct pool *p, long n);
+#endif
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: the two instances of the LC-trie
+ *
+ * fib/trie_impl.h is compiled twice: trie4.c with 32-bit keys, trie6.c
+ * with 128-bit keys. Keys are host-order integers (IPv6: the 16 bytes read
+ * big-endian into an unsigned __int128).
+ */
+#ifndef FIB_TRIE_H
+#define FIB_TRIE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib/fib_priv.h"
+
+typedef uint32_t trie4_key;
+typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
+
+#define TRIE_DECLARE(P, K)                                                                    \
+	struct P;                                                                             \
+	struct P *P##_new(struct fib_ctx *ctx);                                               \
+	void P##_free(struct P *t);                                                           \
+	int P##_add(struct P *t, const struct fib_route *r, unsigned flags);                  \
+	int P##_del(struct P *t, const struct fib_route *r);                                  \
+	int P##_load(struct P *t, const struct fib_route *r, size_t n);                       \
+	void P##_flush(struct P *t);                                                          \
+	size_t P##_count(const struct P *t);                                                  \
+	struct fib_result P##_lookup(const struct P *t, K key, uint32_t table, uint8_t tos);  \
+	void P##_lookup_batch(const struct P *t, const K *key, uint32_t table,                \
+			      struct fib_result *res, size_t n);                              \
+	void P##_leaf_key(const struct fib_leaf *l, union fib_addr *a);                       \
+	int P##_walk(const struct P *t, fib_walk_cb cb, void *arg);                           \
+	void P##_stats(const struct P *t, struct fib_trie_stats *st);                         \
+	int P##_check(const struct P *t, char *buf, size_t len);
+
+TRIE_DECLARE(trie4, trie4_key)
+TRIE_DECLARE(trie6, trie6_key)
+
+static inline trie6_key
+trie6_key_from(const uint8_t *b)
+{
+	trie6_key k = 0;
+
+	for (int i = 0; i < 16; i++)
+		k = (k << 8) | b[i];
+	return k;
+}
+
+#endif

@@ -1,0 +1,1356 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: the level-compressed trie, after Linux net/ipv4/fib_trie.c
+ *
+ * Included once per key width by trie4.c (TRIE_KEYBITS 32) and trie6.c
+ * (128): one implementation, specialised by the compiler.
+ *
+ * Types. Every element starts with the same header, struct tkv:
+ *
+ *   key   the key bits above pos + bits (lower bits zero); a leaf's key is
+ *         the network address of its prefixes
+ *   pos   lowest key bit of the child index (0 for a leaf)
+ *   bits  log2 of the number of children (0 for a leaf)
+ *   slen  largest suffix length (key bits - prefix length) of any route
+ *         below: prunes backtracking
+ *
+ *   internal node: tkv | empty full (writer only) | child[1 << bits]
+ *   leaf:          tkv | alias[n]  (routes of one key, kernel order)
+ *
+ *             root (pos 16, bits 16)
+ *          /    |       \
+ *   leaf 1.0.0.0  node (pos 4, bits 4)   NULL ...
+ *   [/24]          | ...
+ *
+ * Lookup. One compare per node checks both the path-compressed bits and
+ * the child index: index = (key ^ n->key) >> n->pos; index >> bits != 0
+ * means a mismatch in the skipped bits. The first leaf reached is tried;
+ * if none of its routes covers the key, shorter prefixes are found by
+ * backtracking: strip the lowest set bit of the child index, as the
+ * kernel does. Readers keep their own stack of ancestors instead of the
+ * kernel's parent pointers, so resizes never rewrite children.
+ *
+ * Updates. One writer. Leaves are copy-on-write: adding or removing a
+ * route builds a new leaf and publishes it with one pointer store. New
+ * and resized nodes are built completely, then published with one store;
+ * what they replace is retired to the reclamation queue. Nodes resize as
+ * fib_trie's resize(): inflate while the doubled node would be at least
+ * inflate_threshold % full (full children count twice), halve while under
+ * halve_threshold %, separate thresholds for the root, at most MAX_WORK
+ * steps per call, collapse nodes with one child.
+ *
+ * Bulk load builds the whole trie off-line from sorted leaves, choosing
+ * each node's width with the same inflate rule, and publishes the root
+ * once.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/info.h"
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie.h"
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define TN(x) CAT(TRIE_PREFIX, CAT(_, x))
+
+typedef TRIE_KEY tkey;
+
+#define KEYBITS TRIE_KEYBITS
+#define MAX_BITS 24 /* widest node: 16M children */
+#define MAX_WORK 10
+#define LOOKUP_GROUP 16
+
+/* Readers see child slots, the root and slen change under them. */
+#define T_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define T_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define T_LOAD8(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define T_STORE8(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+
+struct tkv {
+	tkey key;
+	uint8_t pos;
+	uint8_t bits;
+	uint8_t slen;
+	uint8_t n; /* leaf: number of aliases */
+};
+
+struct tnode {
+	struct tkv kv;
+	uint32_t empty; /* writer only, like the kernel's tnode info */
+	uint32_t full;
+	struct tkv *child[];
+};
+
+struct tleaf {
+	struct tkv kv;
+	struct fib_alias fa[];
+};
+
+struct TRIE_PREFIX {
+	struct tkv *root;
+	struct fib_ctx *ctx;
+	size_t routes;
+	uint64_t resizes, inflates, halves, collapses;
+};
+
+#define IS_LEAF(n) ((n)->bits == 0)
+#define TNODE(n) ((struct tnode *)(n))
+#define TLEAF(n) ((struct tleaf *)(n))
+
+static inline size_t
+node_size(unsigned bits)
+{
+	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(struct tkv *);
+}
+
+static inline size_t
+leaf_size(unsigned n)
+{
+	return sizeof(struct tleaf) + n * sizeof(struct fib_alias);
+}
+
+static inline unsigned long
+child_length(const struct tkv *n)
+{
+	return 1ul << n->bits;
+}
+
+static inline tkey
+get_cindex(tkey key, const struct tkv *n)
+{
+	return (key ^ n->key) >> n->pos;
+}
+
+/* Index of key in n; key must match n above pos + bits. */
+static inline unsigned long
+get_index(tkey key, const struct tkv *n)
+{
+	return (unsigned long)((key ^ n->key) >> n->pos);
+}
+
+static inline int
+key_fls(tkey k)
+{
+#if TRIE_KEYBITS == 32
+	return 31 - __builtin_clz(k);
+#else
+	uint64_t hi = (uint64_t)(k >> 64);
+	if (hi)
+		return 127 - __builtin_clzll(hi);
+	return 63 - __builtin_clzll((uint64_t)k);
+#endif
+}
+
+static inline bool
+prefix_mismatch(tkey key, const struct tkv *n)
+{
+	tkey prefix = n->key;
+
+	return ((key ^ prefix) & (prefix | -prefix)) != 0;
+}
+
+/* Does the route of suffix length slen cover a key differing by index? */
+static inline bool
+slen_covers(tkey index, unsigned slen)
+{
+	return slen >= KEYBITS || (index >> slen) == 0;
+}
+
+static inline const struct fib_alias *
+leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos)
+{
+	tkey index = key ^ l->kv.key;
+
+	for (unsigned i = 0; i < l->kv.n; i++) {
+		const struct fib_alias *fa = &l->fa[i];
+		if (!slen_covers(index, fa->slen))
+			continue;
+		if (fa->table != table)
+			continue;
+		if (fa->tos && fa->tos != tos)
+			continue;
+		return fa;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- lookup */
+
+/*
+ * The kernel's fib_table_lookup, with an explicit stack of the nodes whose
+ * suffix lengths make backtracking through them worthwhile.
+ * Call with rcu_read_lock held.
+ */
+static const struct fib_alias *
+trie_lookup_slow(const struct tkv *root, tkey key, uint32_t table, uint8_t tos,
+		 const struct tleaf **lp)
+{
+	struct {
+		const struct tnode *pn;
+		unsigned long cindex;
+	} stack[KEYBITS + 1];
+	int sp = 0;
+	const struct tnode *pn = NULL;
+	unsigned long cindex = 0;
+	const struct tkv *n = root;
+	struct tkv *const *cptr;
+	const struct fib_alias *fa;
+
+	if (!n)
+		return NULL;
+
+	/* Step 1: travel to the longest prefix match in the trie */
+	for (;;) {
+		tkey index = get_cindex(key, n);
+
+		if (index >> n->bits)
+			break;
+		if (IS_LEAF(n))
+			goto found;
+		if (T_LOAD8(n->slen) > n->pos) {
+			stack[sp].pn = pn;
+			stack[sp].cindex = cindex;
+			sp++;
+			pn = TNODE(n);
+			cindex = (unsigned long)index;
+		}
+		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+		if (!n)
+			goto backtrace;
+	}
+
+	/* Step 2: sort out leaves and begin backtracking for longest prefix */
+	for (;;) {
+		cptr = TNODE(n)->child;
+		if (prefix_mismatch(key, n) || T_LOAD8(n->slen) == n->pos)
+			goto backtrace;
+		if (IS_LEAF(n))
+			break;
+		while ((n = T_LOAD(*cptr)) == NULL) {
+backtrace:
+			while (!cindex) {
+				if (!pn)
+					return NULL;
+				sp--;
+				pn = stack[sp].pn;
+				cindex = stack[sp].cindex;
+			}
+			cindex &= cindex - 1;
+			cptr = &pn->child[cindex];
+		}
+	}
+
+found:
+	fa = leaf_match(TLEAF(n), key, table, tos);
+	if (!fa)
+		goto backtrace;
+	*lp = TLEAF(n);
+	return fa;
+}
+
+struct fib_result
+TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
+{
+	struct fib_result res = { NULL, NULL };
+	const struct tleaf *l = NULL;
+
+	res.alias = (const struct fib_alias *)trie_lookup_slow(T_LOAD(t->root), key, table, tos, &l);
+	res.leaf = (const struct fib_leaf *)l;
+	return res;
+}
+
+/*
+ * Batch lookups: LOOKUP_GROUP lookups advance one level per round, each
+ * prefetching its next node, so their cache misses overlap. A lookup whose
+ * first leaf does not answer it (the kernel would backtrack) is finished
+ * by the scalar path, on nodes the round just brought into the cache.
+ */
+void
+TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
+		 struct fib_result *res, size_t n)
+{
+	const struct tkv *root = T_LOAD(t->root);
+
+	for (size_t base = 0; base < n; base += LOOKUP_GROUP) {
+		const struct tkv *cur[LOOKUP_GROUP];
+		unsigned g = n - base < LOOKUP_GROUP ? (unsigned)(n - base) : LOOKUP_GROUP;
+		unsigned active = g;
+		uint32_t live = (g == 32 ? 0 : (1u << g)) - 1;
+
+		for (unsigned i = 0; i < g; i++) {
+			cur[i] = root;
+			res[base + i].leaf = NULL;
+			res[base + i].alias = NULL;
+		}
+		if (!root)
+			continue;
+		while (active) {
+			for (unsigned i = 0; i < g; i++) {
+				const struct tkv *c = cur[i];
+				tkey key, index;
+
+				if (!(live & (1u << i)))
+					continue;
+				key = keys[base + i];
+				index = get_cindex(key, c);
+				if (IS_LEAF(c)) {
+					const struct fib_alias *fa = NULL;
+					/* exact key, or the kernel's step 2 on this leaf */
+					if (index == 0 ||
+					    (!prefix_mismatch(key, c) && T_LOAD8(c->slen) != 0))
+						fa = leaf_match(TLEAF(c), key, table, 0);
+					if (fa) {
+						res[base + i].leaf = (const struct fib_leaf *)c;
+						res[base + i].alias = (const struct fib_alias *)fa;
+					} else {
+						goto slow;
+					}
+				} else if (index >> c->bits) {
+					goto slow;
+				} else {
+					const struct tkv *nx =
+						T_LOAD(TNODE(c)->child[(unsigned long)index]);
+					if (!nx)
+						goto slow;
+					__builtin_prefetch(nx);
+					cur[i] = nx;
+					continue;
+				}
+				live &= ~(1u << i);
+				active--;
+				continue;
+slow:
+				{
+					const struct tleaf *l = NULL;
+					res[base + i].alias = (const struct fib_alias *)
+						trie_lookup_slow(root, key, table, 0, &l);
+					res[base + i].leaf = (const struct fib_leaf *)l;
+				}
+				live &= ~(1u << i);
+				active--;
+			}
+		}
+	}
+}
+
+void
+TN(leaf_key)(const struct fib_leaf *l, union fib_addr *a)
+{
+	tkey k = ((const struct tleaf *)l)->kv.key;
+
+	memset(a, 0, sizeof(*a));
+#if TRIE_KEYBITS == 32
+	a->v4.s_addr = htonl(k);
+#else
+	for (int i = 15; i >= 0; i--) {
+		a->b[i] = (uint8_t)k;
+		k >>= 8;
+	}
+#endif
+}
+
+/* ----------------------------------------------------------- allocation */
+
+static struct tnode *
+tnode_new(struct TRIE_PREFIX *t, tkey key, unsigned pos, unsigned bits)
+{
+	struct tnode *tn = pool_alloc(t->ctx->pool, node_size(bits));
+	unsigned shift = pos + bits;
+
+	if (!tn)
+		return NULL;
+	memset(tn, 0, node_size(bits));
+	tn->kv.key = shift < KEYBITS ? (key >> shift) << shift : 0;
+	tn->kv.pos = (uint8_t)pos;
+	tn->kv.bits = (uint8_t)bits;
+	tn->kv.slen = (uint8_t)pos;
+	tn->empty = 1u << bits;
+	tn->full = 0;
+	return tn;
+}
+
+/* Free an element that was never published. */
+static void
+elem_free_now(struct TRIE_PREFIX *t, struct tkv *n)
+{
+	pool_free(t->ctx->pool, n, IS_LEAF(n) ? leaf_size(n->n) : node_size(n->bits));
+}
+
+/* Free an element readers may still see. */
+static void
+elem_retire(struct TRIE_PREFIX *t, struct tkv *n)
+{
+	reclaim_retire(t->ctx->rc, n, IS_LEAF(n) ? leaf_size(n->n) : node_size(n->bits));
+}
+
+static struct tleaf *
+leaf_new(struct TRIE_PREFIX *t, tkey key, unsigned n)
+{
+	struct tleaf *l = pool_alloc(t->ctx->pool, leaf_size(n));
+
+	if (!l)
+		return NULL;
+	l->kv.key = key;
+	l->kv.pos = 0;
+	l->kv.bits = 0;
+	l->kv.n = (uint8_t)n;
+	l->kv.slen = 0;
+	return l;
+}
+
+/* ------------------------------------------------------ child handling */
+
+static inline bool
+tnode_full(const struct tnode *tn, const struct tkv *n)
+{
+	return n && !IS_LEAF(n) && n->pos + n->bits == tn->kv.pos;
+}
+
+static void
+put_child(struct tnode *tn, unsigned long i, struct tkv *n)
+{
+	struct tkv *chi = tn->child[i];
+	bool wasfull, isfull;
+
+	if (!n && chi)
+		tn->empty++;
+	if (n && !chi)
+		tn->empty--;
+	wasfull = tnode_full(tn, chi);
+	isfull = tnode_full(tn, n);
+	if (wasfull && !isfull)
+		tn->full--;
+	else if (!wasfull && isfull)
+		tn->full++;
+	if (n && tn->kv.slen < n->slen)
+		T_STORE8(tn->kv.slen, n->slen);
+	T_STORE(tn->child[i], n);
+}
+
+static void
+put_child_root(struct TRIE_PREFIX *t, struct tnode *tp, tkey key, struct tkv *n)
+{
+	if (tp)
+		put_child(tp, get_index(key, &tp->kv), n);
+	else
+		T_STORE(t->root, n);
+}
+
+static unsigned
+update_suffix(struct tnode *tn)
+{
+	unsigned slen = tn->kv.pos;
+	unsigned slen_max = tn->kv.pos + tn->kv.bits - 1;
+	unsigned long stride = 2, len = child_length(&tn->kv);
+
+	if (tn->kv.slen < slen_max)
+		slen_max = tn->kv.slen;
+	/* Child i can hold a suffix of pos + k only if its low k index bits
+	 * are zero: skip the indices that cannot beat what we have. */
+	for (unsigned long i = 0; i < len; i += stride) {
+		struct tkv *n = tn->child[i];
+		if (!n || n->slen <= slen)
+			continue;
+		stride <<= (n->slen - slen) < 63 ? (n->slen - slen) : 63;
+		slen = n->slen;
+		i &= ~(stride - 1);
+		if (slen >= slen_max || stride >= len)
+			break;
+	}
+	T_STORE8(tn->kv.slen, (uint8_t)slen);
+	return slen;
+}
+
+static void
+node_push_suffix(struct tnode **path, int depth, unsigned slen)
+{
+	for (int d = depth - 1; d >= 0 && path[d]->kv.slen < slen; d--)
+		T_STORE8(path[d]->kv.slen, (uint8_t)slen);
+}
+
+static void
+node_pull_suffix(struct tnode **path, int depth, unsigned slen)
+{
+	for (int d = depth - 1; d >= 0; d--) {
+		struct tnode *tn = path[d];
+		unsigned node_slen = tn->kv.slen;
+
+		if (node_slen <= tn->kv.pos || node_slen <= slen)
+			break;
+		slen = update_suffix(tn);
+		if (node_slen == slen)
+			break;
+	}
+}
+
+/* --------------------------------------------------------------- resize */
+
+static bool
+should_inflate(const struct TRIE_PREFIX *t, const struct tnode *tp, const struct tnode *tn)
+{
+	unsigned long used = child_length(&tn->kv);
+	unsigned long threshold = used;
+
+	threshold *= tp ? t->ctx->params.inflate_threshold : t->ctx->params.inflate_threshold_root;
+	used -= tn->empty;
+	used += tn->full;
+	return used > 1 && tn->kv.pos && tn->kv.bits < MAX_BITS && 50 * used >= threshold;
+}
+
+static bool
+should_halve(const struct TRIE_PREFIX *t, const struct tnode *tp, const struct tnode *tn)
+{
+	unsigned long used = child_length(&tn->kv);
+	unsigned long threshold = used;
+
+	threshold *= tp ? t->ctx->params.halve_threshold : t->ctx->params.halve_threshold_root;
+	used -= tn->empty;
+	return used > 1 && tn->kv.bits > 1 && 100 * used < threshold;
+}
+
+static bool
+should_collapse(const struct tnode *tn)
+{
+	return child_length(&tn->kv) - tn->empty < 2;
+}
+
+static void resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn);
+
+/* Publish tn in place of old, retire old and the nodes split out of it,
+ * then resize tn's full children (kernel: replace()). */
+static void
+replace(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old, struct tnode *tn,
+	struct tnode **dead, size_t ndead)
+{
+	put_child_root(t, tp, tn->kv.key, &tn->kv);
+	elem_retire(t, &old->kv);
+	for (size_t i = 0; i < ndead; i++)
+		elem_retire(t, &dead[i]->kv);
+	for (unsigned long i = child_length(&tn->kv); i;) {
+		struct tkv *inode = tn->child[--i];
+		if (tnode_full(tn, inode))
+			resize(t, tn, TNODE(inode));
+	}
+}
+
+static struct tnode *
+inflate(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
+{
+	unsigned long len = child_length(&old->kv);
+	struct tnode **fresh = NULL, **dead = NULL, *tn;
+	size_t nfresh = 0, ndead = 0;
+	tkey m;
+
+	tn = tnode_new(t, old->kv.key, old->kv.pos - 1u, old->kv.bits + 1u);
+	if (!tn)
+		return NULL;
+	if (old->full) {
+		fresh = malloc(2 * old->full * sizeof(*fresh));
+		dead = malloc(old->full * sizeof(*dead));
+		if (!fresh || !dead)
+			goto nomem;
+	}
+	m = (tkey)1 << tn->kv.pos;
+	for (unsigned long i = len; i;) {
+		struct tkv *inode = old->child[--i];
+		struct tnode *node0, *node1, *in;
+		unsigned long half;
+
+		if (!inode)
+			continue;
+		if (!tnode_full(old, inode)) {
+			put_child(tn, get_index(inode->key, &tn->kv), inode);
+			continue;
+		}
+		in = TNODE(inode);
+		dead[ndead++] = in;
+		if (in->kv.bits == 1) {
+			put_child(tn, 2 * i + 1, in->child[1]);
+			put_child(tn, 2 * i, in->child[0]);
+			continue;
+		}
+		node1 = tnode_new(t, in->kv.key | m, in->kv.pos, in->kv.bits - 1u);
+		if (!node1)
+			goto nomem;
+		fresh[nfresh++] = node1;
+		node0 = tnode_new(t, in->kv.key, in->kv.pos, in->kv.bits - 1u);
+		if (!node0)
+			goto nomem;
+		fresh[nfresh++] = node0;
+		half = child_length(&in->kv) / 2;
+		for (unsigned long j = 0; j < half; j++) {
+			put_child(node0, j, in->child[j]);
+			put_child(node1, j, in->child[j + half]);
+		}
+		put_child(tn, 2 * i + 1, &node1->kv);
+		put_child(tn, 2 * i, &node0->kv);
+	}
+	free(fresh);
+	t->inflates++;
+	replace(t, tp, old, tn, dead, ndead);
+	free(dead);
+	return tn;
+nomem:
+	for (size_t i = 0; i < nfresh; i++)
+		elem_free_now(t, &fresh[i]->kv);
+	elem_free_now(t, &tn->kv);
+	free(fresh);
+	free(dead);
+	return NULL;
+}
+
+static struct tnode *
+halve(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
+{
+	unsigned long len = child_length(&old->kv);
+	struct tnode **fresh, *tn;
+	size_t nfresh = 0;
+
+	tn = tnode_new(t, old->kv.key, old->kv.pos + 1u, old->kv.bits - 1u);
+	if (!tn)
+		return NULL;
+	fresh = malloc(len / 2 * sizeof(*fresh));
+	if (!fresh)
+		goto nomem;
+	for (unsigned long i = len; i;) {
+		struct tkv *node1 = old->child[--i];
+		struct tkv *node0 = old->child[--i];
+		struct tnode *inode;
+
+		if (!node1 || !node0) {
+			put_child(tn, i / 2, node1 ? node1 : node0);
+			continue;
+		}
+		inode = tnode_new(t, node0->key, old->kv.pos, 1);
+		if (!inode)
+			goto nomem;
+		fresh[nfresh++] = inode;
+		put_child(inode, 1, node1);
+		put_child(inode, 0, node0);
+		put_child(tn, i / 2, &inode->kv);
+	}
+	free(fresh);
+	t->halves++;
+	replace(t, tp, old, tn, NULL, 0);
+	return tn;
+nomem:
+	for (size_t i = 0; i < nfresh; i++)
+		elem_free_now(t, &fresh[i]->kv);
+	elem_free_now(t, &tn->kv);
+	free(fresh);
+	return NULL;
+}
+
+static void
+collapse(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
+{
+	struct tkv *n = NULL;
+
+	for (unsigned long i = child_length(&old->kv); !n && i;)
+		n = old->child[--i];
+	put_child_root(t, tp, old->kv.key, n);
+	elem_retire(t, &old->kv);
+	t->collapses++;
+}
+
+static void
+resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn)
+{
+	int max_work = MAX_WORK;
+
+	t->resizes++;
+	while (should_inflate(t, tp, tn) && max_work) {
+		struct tnode *nn = inflate(t, tp, tn);
+		if (!nn)
+			break;
+		max_work--;
+		tn = nn;
+	}
+	if (max_work != MAX_WORK) {
+		/* Splitting full children can leave halves empty: unlike the
+		 * kernel, collapse now rather than keep a one-child node. */
+		if (should_collapse(tn))
+			collapse(t, tp, tn);
+		return;
+	}
+	while (should_halve(t, tp, tn) && max_work) {
+		struct tnode *nn = halve(t, tp, tn);
+		if (!nn)
+			break;
+		max_work--;
+		tn = nn;
+	}
+	if (should_collapse(tn)) {
+		collapse(t, tp, tn);
+		return;
+	}
+	if (max_work != MAX_WORK)
+		return;
+	if (tn->kv.slen > tn->kv.pos) {
+		unsigned slen = update_suffix(tn);
+		if (tp && slen > tp->kv.slen)
+			T_STORE8(tp->kv.slen, (uint8_t)slen);
+	}
+}
+
+/* Resize from the deepest node of the path up to the root. Resizing a node
+ * only rewrites a slot of its parent, so the path above stays valid. */
+static void
+rebalance(struct TRIE_PREFIX *t, struct tnode **path, int depth)
+{
+	for (int d = depth - 1; d >= 0; d--)
+		resize(t, d ? path[d - 1] : NULL, path[d]);
+}
+
+/* ---------------------------------------------------------------- update */
+
+/* Exact leaf for key, recording the internal nodes on the way. */
+static struct tleaf *
+find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth)
+{
+	struct tkv *n = t->root;
+
+	*depth = 0;
+	while (n) {
+		tkey index = get_cindex(key, n);
+		if (index >> n->bits)
+			return NULL;
+		if (IS_LEAF(n))
+			return TLEAF(n);
+		path[(*depth)++] = TNODE(n);
+		n = TNODE(n)->child[(unsigned long)index];
+	}
+	return NULL;
+}
+
+/* Kernel order: slen ascending, table descending, tos descending,
+ * priority ascending. */
+static int
+alias_cmp(const struct fib_alias *a, unsigned slen, uint32_t table, uint8_t tos, uint32_t prio)
+{
+	if (a->slen != slen)
+		return a->slen < slen ? -1 : 1;
+	if (a->table != table)
+		return a->table > table ? -1 : 1;
+	if (a->tos != tos)
+		return a->tos > tos ? -1 : 1;
+	if (a->fi->priority != prio)
+		return a->fi->priority < prio ? -1 : 1;
+	return 0;
+}
+
+static tkey
+route_key(const struct fib_route *r)
+{
+#if TRIE_KEYBITS == 32
+	return ntohl(r->dst.v4.s_addr);
+#else
+	return trie6_key_from(r->dst.b);
+#endif
+}
+
+/* Insert a new leaf for a key not in the trie (kernel: fib_insert_node). */
+static int
+insert_leaf(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key, struct tleaf *l)
+{
+	struct tnode *tp = depth ? path[depth - 1] : NULL;
+	struct tkv *n = tp ? tp->child[get_index(key, &tp->kv)] : t->root;
+
+	if (n) {
+		struct tnode *tn = tnode_new(t, key, (unsigned)key_fls(key ^ n->key), 1);
+		if (!tn)
+			return -ENOMEM;
+		put_child(tn, get_index(key, &tn->kv) ^ 1, n);
+		put_child(tn, get_index(key, &tn->kv), &l->kv);
+		node_push_suffix(path, depth, tn->kv.slen);
+		put_child_root(t, tp, key, &tn->kv);
+		path[depth++] = tn;
+	} else {
+		node_push_suffix(path, depth, l->kv.slen);
+		put_child_root(t, tp, key, &l->kv);
+	}
+	rebalance(t, path, depth);
+	return 0;
+}
+
+int
+TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
+{
+	struct tnode *path[KEYBITS + 2];
+	int depth, err;
+	tkey key = route_key(r);
+	unsigned slen = KEYBITS - r->plen;
+	struct fib_info *fi;
+	struct tleaf *l, *nl;
+	struct fib_alias na;
+
+	fi = info_get(t->ctx->it, r);
+	if (!fi)
+		return -ENOMEM;
+	na.slen = (uint8_t)slen;
+	na.tos = r->tos;
+	na.type = r->type;
+	na.family = r->family;
+	na.table = r->table;
+	na.fi = fi;
+
+	l = find_leaf(t, key, path, &depth);
+	if (!l) {
+		nl = leaf_new(t, key, 1);
+		if (!nl) {
+			info_put(t->ctx->it, fi);
+			return -ENOMEM;
+		}
+		nl->fa[0] = na;
+		nl->kv.slen = (uint8_t)slen;
+		err = insert_leaf(t, path, depth, key, nl);
+		if (err) {
+			elem_free_now(t, &nl->kv);
+			info_put(t->ctx->it, fi);
+			return err;
+		}
+		t->routes++;
+		return 0;
+	} else {
+		unsigned n = l->kv.n, first, end, at;
+		struct fib_info *old_fi = NULL;
+		bool replace_one = false;
+
+		for (first = 0; first < n && alias_cmp(&l->fa[first], slen, r->table, r->tos, r->priority) < 0; first++)
+			;
+		for (end = first; end < n && alias_cmp(&l->fa[end], slen, r->table, r->tos, r->priority) == 0; end++)
+			;
+		at = first;
+		if (end > first) {
+			if (flags & FIB_ADD_REPLACE) {
+				replace_one = true;
+			} else if (flags & FIB_ADD_EXCL) {
+				info_put(t->ctx->it, fi);
+				return -EEXIST;
+			} else {
+				for (unsigned i = first; i < end; i++)
+					if (l->fa[i].fi == fi && l->fa[i].type == na.type) {
+						info_put(t->ctx->it, fi);
+						return -EEXIST;
+					}
+				if (flags & FIB_ADD_APPEND)
+					at = end;
+			}
+		}
+		if (!replace_one && n == 255) {
+			info_put(t->ctx->it, fi);
+			return -ENOSPC;
+		}
+		nl = leaf_new(t, key, replace_one ? n : n + 1);
+		if (!nl) {
+			info_put(t->ctx->it, fi);
+			return -ENOMEM;
+		}
+		if (replace_one) {
+			memcpy(nl->fa, l->fa, n * sizeof(na));
+			old_fi = nl->fa[at].fi;
+			nl->fa[at] = na;
+		} else {
+			memcpy(nl->fa, l->fa, at * sizeof(na));
+			nl->fa[at] = na;
+			memcpy(nl->fa + at + 1, l->fa + at, (n - at) * sizeof(na));
+			t->routes++;
+		}
+		nl->kv.slen = nl->fa[nl->kv.n - 1].slen;
+		/* push first: put_child raises the parent, which would stop it */
+		node_push_suffix(path, depth, nl->kv.slen);
+		put_child_root(t, depth ? path[depth - 1] : NULL, key, &nl->kv);
+		elem_retire(t, &l->kv);
+		if (old_fi)
+			info_put(t->ctx->it, old_fi);
+		return 0;
+	}
+}
+
+int
+TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
+{
+	struct tnode *path[KEYBITS + 2];
+	int depth;
+	tkey key = route_key(r);
+	unsigned slen = KEYBITS - r->plen, n, at;
+	struct tleaf *l = find_leaf(t, key, path, &depth);
+	struct tnode *tp = depth ? path[depth - 1] : NULL;
+	struct fib_info *fi;
+
+	if (!l)
+		return -ENOENT;
+	n = l->kv.n;
+	for (at = 0; at < n; at++) {
+		const struct fib_alias *fa = &l->fa[at];
+		if (fa->slen == slen && fa->table == r->table && fa->tos == r->tos &&
+		    (!r->type || fa->type == r->type) && info_match(fa->fi, r))
+			break;
+	}
+	if (at == n)
+		return -ENOENT;
+	fi = l->fa[at].fi;
+	if (n == 1) {
+		put_child_root(t, tp, key, NULL);
+		elem_retire(t, &l->kv);
+		if (tp) {
+			if (tp->kv.slen == l->kv.slen)
+				node_pull_suffix(path, depth, tp->kv.pos);
+			rebalance(t, path, depth);
+		}
+	} else {
+		struct tleaf *nl = leaf_new(t, key, n - 1);
+		if (!nl)
+			return -ENOMEM;
+		memcpy(nl->fa, l->fa, at * sizeof(nl->fa[0]));
+		memcpy(nl->fa + at, l->fa + at + 1, (n - at - 1) * sizeof(nl->fa[0]));
+		nl->kv.slen = nl->fa[n - 2].slen;
+		put_child_root(t, tp, key, &nl->kv);
+		if (nl->kv.slen < l->kv.slen)
+			node_pull_suffix(path, depth, nl->kv.slen);
+		elem_retire(t, &l->kv);
+	}
+	info_put(t->ctx->it, fi);
+	t->routes--;
+	return 0;
+}
+
+/* ------------------------------------------------------------ bulk load */
+
+struct load_ent {
+	tkey key;
+	uint32_t table;
+	uint32_t prio;
+	uint32_t idx; /* input order: stable, first wins */
+	uint8_t slen;
+	uint8_t tos;
+};
+
+static int
+load_cmp(const void *pa, const void *pb)
+{
+	const struct load_ent *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->slen != b->slen)
+		return a->slen < b->slen ? -1 : 1;
+	if (a->table != b->table)
+		return a->table > b->table ? -1 : 1;
+	if (a->tos != b->tos)
+		return a->tos > b->tos ? -1 : 1;
+	if (a->prio != b->prio)
+		return a->prio < b->prio ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static bool
+load_same(const struct load_ent *a, const struct load_ent *b)
+{
+	return a->key == b->key && a->slen == b->slen && a->table == b->table &&
+	       a->tos == b->tos && a->prio == b->prio;
+}
+
+/* Number of non-empty and full children of a candidate node over sorted
+ * leaves [lo, hi) with the given pos and bits. */
+static void
+load_count(struct tleaf **L, size_t lo, size_t hi, unsigned pos, unsigned bits,
+	   unsigned long *nonempty, unsigned long *full)
+{
+	size_t i = lo;
+
+	*nonempty = *full = 0;
+	while (i < hi) {
+		unsigned long idx = (unsigned long)(L[i]->kv.key >> pos) & ((1ul << bits) - 1);
+		size_t j = i + 1;
+		while (j < hi && ((unsigned long)(L[j]->kv.key >> pos) & ((1ul << bits) - 1)) == idx)
+			j++;
+		(*nonempty)++;
+		if (j - i > 1 && pos > 0 && key_fls(L[i]->kv.key ^ L[j - 1]->kv.key) == (int)pos - 1)
+			(*full)++;
+		i = j;
+	}
+}
+
+static struct tkv *
+load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool is_root, int *err)
+{
+	unsigned top, pos, bits = 1;
+	unsigned inflate = is_root ? t->ctx->params.inflate_threshold_root
+				   : t->ctx->params.inflate_threshold;
+	struct tnode *tn;
+	size_t i;
+
+	if (hi - lo == 1)
+		return &L[lo]->kv;
+	top = (unsigned)key_fls(L[lo]->kv.key ^ L[hi - 1]->kv.key);
+	/* grow the node while the kernel's should_inflate would say so */
+	for (;;) {
+		unsigned long nonempty, full, used;
+		pos = top + 1 - bits;
+		if (pos == 0 || bits >= MAX_BITS)
+			break;
+		load_count(L, lo, hi, pos, bits, &nonempty, &full);
+		used = nonempty + full;
+		if (!(used > 1 && 50 * used >= (unsigned long)inflate << bits))
+			break;
+		bits++;
+	}
+	pos = top + 1 - bits;
+	tn = tnode_new(t, L[lo]->kv.key, pos, bits);
+	if (!tn) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (i = lo; i < hi;) {
+		unsigned long idx = get_index(L[i]->kv.key, &tn->kv);
+		size_t j = i + 1;
+		struct tkv *c;
+		while (j < hi && get_index(L[j]->kv.key, &tn->kv) == idx)
+			j++;
+		c = load_build(t, L, i, j, false, err);
+		if (c)
+			put_child(tn, idx, c);
+		if (*err)
+			return &tn->kv; /* caller frees the partial tree */
+		i = j;
+	}
+	return &tn->kv;
+}
+
+/* Free an unpublished tree; leaves too when with_leaves. */
+static void
+tree_free_now(struct TRIE_PREFIX *t, struct tkv *n, bool with_leaves)
+{
+	if (!n)
+		return;
+	if (IS_LEAF(n)) {
+		if (with_leaves)
+			elem_free_now(t, n);
+		return;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++)
+		tree_free_now(t, TNODE(n)->child[i], with_leaves);
+	elem_free_now(t, n);
+}
+
+int
+TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
+{
+	struct load_ent *e;
+	struct tleaf **L;
+	size_t nl = 0;
+	struct tkv *root;
+	int err = 0;
+
+	if (t->root) {
+		for (size_t i = 0; i < n; i++) {
+			err = TN(add)(t, &r[i], 0);
+			if (err && err != -EEXIST)
+				return err;
+		}
+		return 0;
+	}
+	if (n == 0)
+		return 0;
+	e = malloc(n * sizeof(*e));
+	L = malloc(n * sizeof(*L));
+	if (!e || !L) {
+		free(e);
+		free(L);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		e[i].key = route_key(&r[i]);
+		e[i].slen = (uint8_t)(KEYBITS - r[i].plen);
+		e[i].table = r[i].table;
+		e[i].tos = r[i].tos;
+		e[i].prio = r[i].priority;
+		e[i].idx = (uint32_t)i;
+	}
+	/* Tables arrive sorted from dumps and files: check before sorting. */
+	for (size_t i = 1; i < n; i++)
+		if (load_cmp(&e[i - 1], &e[i]) > 0) {
+			qsort(e, n, sizeof(*e), load_cmp);
+			break;
+		}
+	for (size_t i = 0; i < n && !err;) {
+		size_t j = i + 1, k;
+		unsigned cnt = 1;
+		struct tleaf *l;
+
+		while (j < n && e[j].key == e[i].key) {
+			if (!load_same(&e[j - 1], &e[j]))
+				cnt++;
+			j++;
+		}
+		if (cnt > 255)
+			cnt = 255;
+		l = leaf_new(t, e[i].key, cnt);
+		if (!l) {
+			err = -ENOMEM;
+			break;
+		}
+		cnt = 0;
+		for (k = i; k < j && cnt < l->kv.n; k++) {
+			const struct fib_route *rr = &r[e[k].idx];
+			struct fib_info *fi;
+			if (k > i && load_same(&e[k - 1], &e[k]))
+				continue;
+			fi = info_get(t->ctx->it, rr);
+			if (!fi) {
+				l->kv.n = (uint8_t)cnt;
+				err = -ENOMEM;
+				break;
+			}
+			l->fa[cnt].slen = e[k].slen;
+			l->fa[cnt].tos = rr->tos;
+			l->fa[cnt].type = rr->type;
+			l->fa[cnt].family = rr->family;
+			l->fa[cnt].table = rr->table;
+			l->fa[cnt].fi = fi;
+			cnt++;
+		}
+		l->kv.slen = cnt ? l->fa[cnt - 1].slen : 0;
+		L[nl++] = l;
+		i = j;
+	}
+	root = err ? NULL : load_build(t, L, 0, nl, true, &err);
+	if (err) {
+		tree_free_now(t, root, false);
+		for (size_t i = 0; i < nl; i++) {
+			for (unsigned a = 0; a < L[i]->kv.n; a++)
+				info_put(t->ctx->it, L[i]->fa[a].fi);
+			elem_free_now(t, &L[i]->kv);
+		}
+	} else {
+		size_t routes = 0;
+		for (size_t i = 0; i < nl; i++)
+			routes += L[i]->kv.n;
+		T_STORE(t->root, root);
+		t->routes = routes;
+	}
+	free(e);
+	free(L);
+	return err;
+}
+
+/* ------------------------------------------------------- flush and free */
+
+static void
+tree_retire(struct TRIE_PREFIX *t, struct tkv *n)
+{
+	if (!n)
+		return;
+	if (IS_LEAF(n)) {
+		for (unsigned a = 0; a < n->n; a++)
+			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
+	} else {
+		for (unsigned long i = 0; i < child_length(n); i++)
+			tree_retire(t, TNODE(n)->child[i]);
+	}
+	elem_retire(t, n);
+}
+
+void
+TN(flush)(struct TRIE_PREFIX *t)
+{
+	struct tkv *old = t->root;
+
+	T_STORE(t->root, NULL);
+	tree_retire(t, old);
+	t->routes = 0;
+}
+
+struct TRIE_PREFIX *
+TN(new)(struct fib_ctx *ctx)
+{
+	struct TRIE_PREFIX *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->ctx = ctx;
+	return t;
+}
+
+/* The pools hold the memory: fib_free releases them whole. */
+void
+TN(free)(struct TRIE_PREFIX *t)
+{
+	free(t);
+}
+
+size_t
+TN(count)(const struct TRIE_PREFIX *t)
+{
+	return t->routes;
+}
+
+/* ----------------------------------------------------- walk, stats, check */
+
+static int
+walk_rec(const struct tkv *n, fib_walk_cb cb, void *arg)
+{
+	int ret;
+
+	if (!n)
+		return 0;
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		for (unsigned a = 0; a < n->n; a++) {
+			struct fib_result res = { (const struct fib_leaf *)l,
+						  (const struct fib_alias *)&l->fa[a] };
+			struct fib_match m;
+			fib_result_get(&res, &m);
+			ret = cb(&m, arg);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++) {
+		ret = walk_rec(T_LOAD(TNODE(n)->child[i]), cb, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int
+TN(walk)(const struct TRIE_PREFIX *t, fib_walk_cb cb, void *arg)
+{
+	return walk_rec(T_LOAD(t->root), cb, arg);
+}
+
+static void
+stats_rec(const struct tkv *n, unsigned depth, struct fib_trie_stats *st)
+{
+	if (IS_LEAF(n)) {
+		st->leaves++;
+		st->prefixes += n->n;
+		st->depth_total += depth;
+		if (depth > st->depth_max)
+			st->depth_max = depth;
+		st->bytes += leaf_size(n->n);
+		return;
+	}
+	st->nodes++;
+	st->nodes_by_bits[n->bits <= FIB_STATS_MAX_BITS ? n->bits : FIB_STATS_MAX_BITS]++;
+	st->bytes += node_size(n->bits);
+	for (unsigned long i = 0; i < child_length(n); i++) {
+		const struct tkv *c = TNODE(n)->child[i];
+		st->pointers++;
+		if (!c)
+			st->null_pointers++;
+		else
+			stats_rec(c, depth + 1, st);
+	}
+}
+
+void
+TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (t->root)
+		stats_rec(t->root, 0, st);
+	st->resizes = t->resizes;
+	st->inflates = t->inflates;
+	st->halves = t->halves;
+	st->collapses = t->collapses;
+}
+
+#define CHECK(cond, ...)                                     \
+	do {                                                 \
+		if (!(cond)) {                               \
+			snprintf(buf, len, __VA_ARGS__);     \
+			return -EUCLEAN;                     \
+		}                                            \
+	} while (0)
+
+/* Returns the true maximum suffix length below n, or -EUCLEAN. */
+static int
+check_rec(const struct tkv *n, const struct tnode *parent, unsigned long pidx, size_t *routes,
+	  char *buf, size_t len)
+{
+	if (parent) {
+		unsigned shift = parent->kv.pos + parent->kv.bits;
+		CHECK(shift >= KEYBITS || (n->key >> shift) == (parent->kv.key >> shift),
+		      "child key outside its parent's prefix");
+		CHECK(get_index(n->key, &parent->kv) == pidx, "child in the wrong slot %lu", pidx);
+		CHECK(IS_LEAF(n) || n->pos + n->bits <= parent->kv.pos, "child overlaps parent bits");
+	}
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		CHECK(n->n >= 1, "empty leaf");
+		CHECK(n->pos == 0, "leaf with pos %u", n->pos);
+		for (unsigned a = 0; a < n->n; a++) {
+			const struct fib_alias *fa = &l->fa[a];
+			CHECK(fa->slen <= KEYBITS, "alias slen %u", fa->slen);
+			CHECK(fa->slen >= KEYBITS || ((n->key >> fa->slen) << fa->slen) == n->key,
+			      "leaf key has host bits for /%u", KEYBITS - fa->slen);
+			if (a)
+				CHECK(alias_cmp(&l->fa[a - 1], fa->slen, fa->table, fa->tos,
+						fa->fi->priority) <= 0,
+				      "aliases out of order");
+		}
+		CHECK(n->slen == l->fa[n->n - 1].slen, "leaf slen %u, expected %u", n->slen,
+		      l->fa[n->n - 1].slen);
+		*routes += n->n;
+		return n->slen;
+	} else {
+		const struct tnode *tn = TNODE(n);
+		unsigned long empty = 0, full = 0;
+		unsigned shift = n->pos + n->bits, smax = n->pos;
+		CHECK(n->bits >= 1 && n->bits <= MAX_BITS, "node bits %u", n->bits);
+		CHECK(shift <= KEYBITS, "node pos %u bits %u", n->pos, n->bits);
+		CHECK(shift >= KEYBITS || ((n->key >> shift) << shift) == n->key,
+		      "node key has bits below pos + bits");
+		for (unsigned long i = 0; i < child_length(n); i++) {
+			const struct tkv *c = tn->child[i];
+			int s;
+			if (!c) {
+				empty++;
+				continue;
+			}
+			if (tnode_full(tn, c))
+				full++;
+			s = check_rec(c, tn, i, routes, buf, len);
+			if (s < 0)
+				return s;
+			/* stored, not true, values: push_suffix stops at the first
+			 * ancestor whose slen is high enough */
+			if (c->slen > smax)
+				smax = c->slen;
+		}
+		CHECK(empty == tn->empty, "empty count %u, counted %lu", tn->empty, empty);
+		CHECK(full == tn->full, "full count %u, counted %lu", tn->full, full);
+		CHECK(child_length(n) - empty >= 2, "node with %lu children", child_length(n) - empty);
+		CHECK(n->slen >= smax, "node (pos %u bits %u) slen %u below its children's %u",
+		      n->pos, n->bits, n->slen, smax);
+		return (int)smax;
+	}
+}
+
+int
+TN(check)(const struct TRIE_PREFIX *t, char *buf, size_t len)
+{
+	size_t routes = 0;
+	int s;
+
+	if (!t->root) {
+		CHECK(t->routes == 0, "empty trie counts %zu routes", t->routes);
+		return 0;
+	}
+	s = check_rec(t->root, NULL, 0, &routes, buf, len);
+	if (s < 0)
+		return s;
+	CHECK(routes == t->routes, "trie counts %zu routes, holds %zu", t->routes, routes);
+	return 0;
+}

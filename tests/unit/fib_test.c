@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: libfib against a naive longest-prefix match
+ *
+ * Random inserts, replaces and deletes in both families, with the trie
+ * invariant checker after every step and single and batch lookups compared
+ * with lpm_model every few steps; many seeds, default and extreme resize
+ * thresholds, bulk load, and the corner cases (/0, host routes, tos,
+ * tables, priorities, bad input).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/fib.h"
+#include "tests/unit/lpm_model.h"
+
+static const char *last_op = "";
+
+static void
+check_trie(const struct fib *fib)
+{
+	char msg[256] = "";
+	int err = fib_check(fib, msg, sizeof(msg));
+
+	ck_assert_msg(err == 0, "trie invariant after %s: %s", last_op, msg);
+}
+
+static void
+lookup_one(const struct fib *fib, const struct lpm_model *m, int family, const uint8_t *addr,
+	   uint32_t table, uint8_t tos)
+{
+	const struct lpm_route *want = lpm_lookup(m, family, addr, table, tos);
+	struct fib_result res;
+	struct fib_match fm;
+	char buf[64];
+
+	fib_read_lock();
+	res = fib_lookup_rcu(fib, family, addr, table, tos);
+	inet_ntop(family, addr, buf, sizeof(buf));
+	if (!want) {
+		ck_assert_msg(res.alias == NULL, "%s: FIB matched, model has no route", buf);
+	} else {
+		ck_assert_msg(fib_result_get(&res, &fm) == 0, "%s: FIB has no match, model /%u", buf,
+			      want->plen);
+		ck_assert_msg(lpm_same(want, &fm), "%s: FIB /%u prio %u, model /%u prio %u", buf,
+			      fm.plen, fm.info->priority, want->plen, want->prio);
+	}
+	fib_read_unlock();
+}
+
+/* Compare n random lookups, single and batched, in table 254 tos 0 and in
+ * other tables and tos values (single only). */
+static void
+compare(const struct fib *fib, const struct lpm_model *m, int family, uint64_t *seed, unsigned n)
+{
+	enum { B = 37 }; /* odd batch size: exercises partial groups */
+	uint32_t a4[B];
+	uint8_t a6[B][16];
+	struct fib_result res[B];
+
+	for (unsigned done = 0; done < n; done += B) {
+		for (unsigned i = 0; i < B; i++) {
+			uint8_t addr[16] = { 0 };
+			lpm_random_addr(seed, m, family, addr);
+			if (family == AF_INET) {
+				uint32_t be;
+				memcpy(&be, addr, 4);
+				a4[i] = ntohl(be);
+			} else {
+				memcpy(a6[i], addr, 16);
+			}
+			lookup_one(fib, m, family, addr, 254, 0);
+			if (i % 4 == 0) {
+				lookup_one(fib, m, family, addr, 100, 0);
+				lookup_one(fib, m, family, addr, 254, 0x10);
+			}
+		}
+		fib_read_lock();
+		if (family == AF_INET)
+			fib_lookup4_batch_rcu(fib, 254, a4, res, B);
+		else
+			fib_lookup6_batch_rcu(fib, 254, (const uint8_t(*)[16])a6, res, B);
+		for (unsigned i = 0; i < B; i++) {
+			uint8_t addr[16] = { 0 };
+			const struct lpm_route *want;
+			struct fib_match fm;
+			if (family == AF_INET) {
+				uint32_t be = htonl(a4[i]);
+				memcpy(addr, &be, 4);
+			} else {
+				memcpy(addr, a6[i], 16);
+			}
+			want = lpm_lookup(m, family, addr, 254, 0);
+			if (!want) {
+				ck_assert_msg(res[i].alias == NULL, "batch: match where model has none");
+			} else {
+				ck_assert_msg(fib_result_get(&res[i], &fm) == 0, "batch: no match, model /%u",
+					      want->plen);
+				ck_assert_msg(lpm_same(want, &fm), "batch: /%u, model /%u", fm.plen,
+					      want->plen);
+			}
+		}
+		fib_read_unlock();
+	}
+}
+
+static void
+model_apply_add(struct fib *fib, struct lpm_model *m, const struct lpm_route *r, unsigned flags)
+{
+	struct fib_route fr;
+	struct fib_nh nh;
+	long at = lpm_find(m, r);
+	int err;
+
+	lpm_to_fib(r, &fr, &nh);
+	last_op = at >= 0 ? "add over an existing key" : "add";
+	err = fib_add(fib, &fr, flags);
+	if (at >= 0 && !(flags & FIB_ADD_REPLACE)) {
+		/* same key exists: identical route -> EEXIST; with EXCL always */
+		if ((flags & FIB_ADD_EXCL) || m->r[at].type == r->type) {
+			ck_assert_int_eq(err, -EEXIST);
+			return;
+		}
+		/* A different route of the same key would be prepended; the model
+		 * keeps one route per key, so take it back out. */
+		ck_assert_int_eq(err, 0);
+		ck_assert_int_eq(fib_del(fib, &fr), 0);
+		return;
+	}
+	ck_assert_int_eq(err, 0);
+	if (at >= 0)
+		m->r[at] = *r;
+	else
+		lpm_add(m, r);
+}
+
+static void
+model_apply_del(struct fib *fib, struct lpm_model *m, size_t i)
+{
+	struct fib_route fr;
+	struct fib_nh nh;
+
+	lpm_to_fib(&m->r[i], &fr, &nh);
+	last_op = "del";
+	ck_assert_int_eq(fib_del(fib, &fr), 0);
+	/* priority 0 in a delete matches any priority, as in the kernel */
+	if (fr.priority)
+		ck_assert_int_eq(fib_del(fib, &fr), -ENOENT);
+	lpm_del(m, i);
+}
+
+static void
+random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
+{
+	struct fib *fib = fib_new(p);
+	struct lpm_model m;
+	uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (unsigned op = 0; op < ops; op++) {
+		uint64_t x = lpm_rand(&s);
+		unsigned what = (unsigned)(x % 100);
+		struct lpm_route r;
+
+		/* grow first, then churn, then mostly delete */
+		unsigned add_share = op < ops / 2 ? 75 : op < ops * 3 / 4 ? 50 : 20;
+		if (what < add_share || m.n == 0) {
+			lpm_random_route(&s, family, &r);
+			model_apply_add(fib, &m, &r, (x >> 8) % 8 == 0 ? FIB_ADD_EXCL : 0);
+		} else if (what < add_share + 10) {
+			/* replace an existing route with another type */
+			r = m.r[(x >> 8) % m.n];
+			r.type = r.type == FIB_UNICAST ? FIB_BLACKHOLE : FIB_UNICAST;
+			model_apply_add(fib, &m, &r, FIB_ADD_REPLACE);
+		} else {
+			model_apply_del(fib, &m, (x >> 8) % m.n);
+		}
+		check_trie(fib);
+		ck_assert_uint_eq(fib_count(fib, family), m.n);
+		if (op % 16 == 15)
+			compare(fib, &m, family, &s, 74);
+	}
+	compare(fib, &m, family, &s, 740);
+	/* delete everything: the trie must end empty */
+	while (m.n) {
+		model_apply_del(fib, &m, m.n - 1);
+		if (m.n % 7 == 0)
+			check_trie(fib);
+	}
+	check_trie(fib);
+	ck_assert_uint_eq(fib_count(fib, AF_UNSPEC), 0);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+
+START_TEST(test_random4)
+{
+	random_run(AF_INET, (uint64_t)_i + 1, 1500, NULL);
+}
+END_TEST
+
+START_TEST(test_random6)
+{
+	random_run(AF_INET6, (uint64_t)_i + 101, 1500, NULL);
+}
+END_TEST
+
+/* Thresholds at their extremes: nodes inflate eagerly or barely at all. */
+START_TEST(test_thresholds)
+{
+	static const unsigned t[][4] = {
+		{ 50, 25, 10, 5 }, { 50, 25, 90, 80 }, { 10, 5, 10, 5 },
+		{ 100, 99, 100, 99 }, { 2, 1, 2, 1 },
+	};
+	struct fib_params p;
+
+	fib_params_default(&p);
+	p.inflate_threshold = t[_i][0];
+	p.halve_threshold = t[_i][1];
+	p.inflate_threshold_root = t[_i][2];
+	p.halve_threshold_root = t[_i][3];
+	p.sync_pages = _i % 2 ? 1 : 128;
+	p.reclaim_mode = _i % 2 ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU;
+	random_run(AF_INET, 1000 + (uint64_t)_i, 1200, &p);
+	random_run(AF_INET6, 2000 + (uint64_t)_i, 800, &p);
+}
+END_TEST
+
+/* Bulk load equals one insert at a time; then churn on the loaded trie. */
+static void
+load_run(int family, uint64_t seed, size_t n)
+{
+	struct fib *fib = fib_new(NULL);
+	struct lpm_model m;
+	struct fib_route *fr = calloc(n, sizeof(*fr));
+	struct fib_nh *nh = calloc(n, sizeof(*nh));
+	uint64_t s = seed;
+	size_t k = 0;
+
+	lpm_init(&m);
+	for (size_t i = 0; i < n; i++) {
+		struct lpm_route r;
+		lpm_random_route(&s, family, &r);
+		if (lpm_find(&m, &r) >= 0)
+			continue;
+		lpm_add(&m, &r);
+		lpm_to_fib(&r, &fr[k], &nh[k]);
+		fr[k].nh = fr[k].nh_count ? &nh[k] : NULL;
+		k++;
+	}
+	ck_assert_int_eq(fib_load(fib, fr, k), 0);
+	check_trie(fib);
+	ck_assert_uint_eq(fib_count(fib, family), m.n);
+	compare(fib, &m, family, &s, 2000);
+	for (unsigned op = 0; op < 300; op++) {
+		struct lpm_route r;
+		if (op % 2) {
+			lpm_random_route(&s, family, &r);
+			model_apply_add(fib, &m, &r, 0);
+		} else {
+			model_apply_del(fib, &m, lpm_rand(&s) % m.n);
+		}
+		check_trie(fib);
+	}
+	compare(fib, &m, family, &s, 1000);
+	/* loading into a non-empty family adds one by one, skipping dups */
+	ck_assert_int_eq(fib_load(fib, fr, k), 0);
+	check_trie(fib);
+	free(fr);
+	free(nh);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+
+START_TEST(test_load)
+{
+	load_run(AF_INET, 77 + (uint64_t)_i, 3000);
+	load_run(AF_INET6, 78 + (uint64_t)_i, 3000);
+}
+END_TEST
+
+static struct fib_route
+mkroute(const char *pfx, uint32_t table, uint32_t prio, uint8_t type)
+{
+	struct fib_route r;
+
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &r.family), 0);
+	r.table = table;
+	r.priority = prio;
+	r.type = type;
+	return r;
+}
+
+static int
+lookup_plen(struct fib *fib, const char *addr, uint32_t table, uint8_t tos, uint32_t *prio)
+{
+	union fib_addr a;
+	uint8_t plen, fam;
+	struct fib_result res;
+	struct fib_match fm;
+	int ret = -1;
+
+	ck_assert_int_eq(fib_prefix_parse(addr, &a, &plen, &fam), 0);
+	fib_read_lock();
+	res = fib_lookup_rcu(fib, fam, a.b, table, tos);
+	if (fib_result_get(&res, &fm) == 0) {
+		ret = fm.plen;
+		if (prio)
+			*prio = fm.info->priority;
+	}
+	fib_read_unlock();
+	return ret;
+}
+
+START_TEST(test_corner)
+{
+	struct fib *fib = fib_new(NULL);
+	struct fib_route r;
+	struct fib_nh nh[2];
+	uint32_t prio = 0;
+
+	/* empty FIB */
+	ck_assert_int_eq(lookup_plen(fib, "1.2.3.4", 254, 0, NULL), -1);
+	/* default route and host route, both families */
+	r = mkroute("0.0.0.0/0", 254, 0, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EEXIST);
+	ck_assert_int_eq(lookup_plen(fib, "1.2.3.4", 254, 0, NULL), 0);
+	r = mkroute("1.2.3.4/32", 254, 0, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(lookup_plen(fib, "1.2.3.4", 254, 0, NULL), 32);
+	ck_assert_int_eq(lookup_plen(fib, "1.2.3.5", 254, 0, NULL), 0);
+	r = mkroute("::/0", 254, 0, FIB_UNREACHABLE);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	r = mkroute("2001:db8::1/128", 254, 0, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(lookup_plen(fib, "2001:db8::1", 254, 0, NULL), 128);
+	ck_assert_int_eq(lookup_plen(fib, "2001:db8::2", 254, 0, NULL), 0);
+	/* priorities: lowest wins; deleting it uncovers the next */
+	r = mkroute("10.0.0.0/8", 254, 20, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	r = mkroute("10.0.0.0/8", 254, 10, FIB_BLACKHOLE);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(lookup_plen(fib, "10.9.9.9", 254, 0, &prio), 8);
+	ck_assert_uint_eq(prio, 10);
+	r = mkroute("10.0.0.0/8", 254, 10, 0);
+	ck_assert_int_eq(fib_del(fib, &r), 0);
+	ck_assert_int_eq(lookup_plen(fib, "10.9.9.9", 254, 0, &prio), 8);
+	ck_assert_uint_eq(prio, 20);
+	/* tables are separate; tos routes match only their tos */
+	r = mkroute("10.1.0.0/16", 100, 0, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(lookup_plen(fib, "10.1.1.1", 254, 0, NULL), 8);
+	ck_assert_int_eq(lookup_plen(fib, "10.1.1.1", 100, 0, NULL), 16);
+	r = mkroute("10.2.0.0/16", 254, 0, FIB_UNICAST);
+	r.tos = 0x10;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	ck_assert_int_eq(lookup_plen(fib, "10.2.1.1", 254, 0, NULL), 8);
+	ck_assert_int_eq(lookup_plen(fib, "10.2.1.1", 254, 0x10, NULL), 16);
+	/* replace keeps one route; append adds one after */
+	r = mkroute("10.3.0.0/16", 254, 5, FIB_UNICAST);
+	ck_assert_int_eq(fib_add(fib, &r, FIB_ADD_REPLACE), 0);
+	r.type = FIB_PROHIBIT;
+	ck_assert_int_eq(fib_add(fib, &r, FIB_ADD_EXCL), -EEXIST);
+	ck_assert_int_eq(fib_add(fib, &r, FIB_ADD_REPLACE), 0);
+	ck_assert_uint_eq(fib_count(fib, AF_INET), 6);
+	r.type = FIB_UNICAST;
+	ck_assert_int_eq(fib_add(fib, &r, FIB_ADD_APPEND), 0);
+	ck_assert_uint_eq(fib_count(fib, AF_INET), 7);
+	/* multipath next hops, interned: two routes share one set */
+	memset(nh, 0, sizeof(nh));
+	nh[0].gw_family = AF_INET;
+	inet_pton(AF_INET, "192.0.2.1", &nh[0].gw.v4);
+	nh[0].ifindex = 2;
+	nh[0].weight = 1;
+	nh[1] = nh[0];
+	inet_pton(AF_INET, "192.0.2.2", &nh[1].gw.v4);
+	nh[1].weight = 3;
+	r = mkroute("198.51.100.0/24", 254, 0, FIB_UNICAST);
+	r.nh = nh;
+	r.nh_count = 2;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	r = mkroute("203.0.113.0/24", 254, 0, FIB_UNICAST);
+	r.nh = nh;
+	r.nh_count = 2;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	{
+		struct fib_stats st;
+		union fib_addr a;
+		uint8_t plen, fam;
+		struct fib_result res;
+		struct fib_match fm;
+		fib_stats(fib, &st);
+		ck_assert_uint_eq(st.v4.prefixes, 9);
+		fib_prefix_parse("203.0.113.9", &a, &plen, &fam);
+		fib_read_lock();
+		res = fib_lookup_rcu(fib, AF_INET, a.b, 254, 0);
+		ck_assert_int_eq(fib_result_get(&res, &fm), 0);
+		ck_assert_uint_eq(fm.info->nh_count, 2);
+		ck_assert_uint_eq(fm.info->nh[1].weight, 3);
+		fib_read_unlock();
+	}
+	/* deletes with a wrong next hop do not match */
+	r = mkroute("203.0.113.0/24", 254, 0, 0);
+	nh[0].ifindex = 9;
+	r.nh = nh;
+	r.nh_count = 1;
+	ck_assert_int_eq(fib_del(fib, &r), -ENOENT);
+	r.nh_count = 0;
+	ck_assert_int_eq(fib_del(fib, &r), 0);
+	/* bad input: host bits, lengths, families, types, flags */
+	r = mkroute("10.0.0.1/32", 254, 0, FIB_UNICAST);
+	r.plen = 8;
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EINVAL);
+	r.plen = 33;
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EINVAL);
+	r.plen = 32;
+	r.type = 42;
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EINVAL);
+	r.type = FIB_UNICAST;
+	r.family = 99;
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EINVAL);
+	ck_assert_int_eq(fib_del(fib, &r), -EINVAL);
+	r.family = AF_INET;
+	ck_assert_int_eq(fib_add(fib, &r, 0x80), -EINVAL);
+	r.nh_count = 1;
+	r.nh = NULL;
+	ck_assert_int_eq(fib_add(fib, &r, 0), -EINVAL);
+	ck_assert_uint_eq(fib_count(fib, AF_INET), 8);
+	check_trie(fib);
+	fib_flush(fib, AF_INET);
+	ck_assert_uint_eq(fib_count(fib, AF_INET), 0);
+	ck_assert_uint_eq(fib_count(fib, AF_INET6), 2);
+	check_trie(fib);
+	fib_free(fib);
+}
+END_TEST
+
+START_TEST(test_params)
+{
+	struct fib_params p;
+	struct fib *fib;
+
+	fib_params_default(&p);
+	ck_assert_uint_eq(p.inflate_threshold, 50);
+	ck_assert_uint_eq(p.halve_threshold, 25);
+	ck_assert_uint_eq(p.inflate_threshold_root, 30);
+	ck_assert_uint_eq(p.halve_threshold_root, 15);
+	ck_assert_uint_eq(p.sync_pages, 128);
+	fib = fib_new(&p);
+	p.halve_threshold = 60; /* above inflate */
+	ck_assert_int_eq(fib_set_params(fib, &p), -EINVAL);
+	p.halve_threshold = 25;
+	p.sync_pages = 0;
+	ck_assert_int_eq(fib_set_params(fib, &p), -EINVAL);
+	p.sync_pages = 1;
+	p.inflate_threshold_root = 90;
+	p.halve_threshold_root = 10;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	{
+		struct fib_params q;
+		fib_get_params(fib, &q);
+		ck_assert_uint_eq(q.inflate_threshold_root, 90);
+	}
+	fib_free(fib);
+	p.inflate_threshold = 0;
+	errno = 0;
+	ck_assert_ptr_null(fib_new(&p));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+/* Retired memory is freed in batches, after grace periods, and all of it. */
+START_TEST(test_reclaim)
+{
+	struct fib_params p;
+	struct fib *fib;
+	struct lpm_model m;
+	uint64_t s = 5;
+	struct fib_stats st;
+
+	fib_params_default(&p);
+	p.sync_pages = 4;
+	p.reclaim_mode = _i ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU;
+	fib = fib_new(&p);
+	lpm_init(&m);
+	for (int i = 0; i < 4000; i++) {
+		struct lpm_route r;
+		lpm_random_route(&s, AF_INET, &r);
+		model_apply_add(fib, &m, &r, 0);
+	}
+	while (m.n)
+		model_apply_del(fib, &m, m.n - 1);
+	fib_reclaim_barrier(fib);
+	fib_stats(fib, &st);
+	ck_assert_uint_gt(st.reclaim.batches, 1);
+	ck_assert_uint_gt(st.reclaim.bytes_retired, 4000 * 24);
+	ck_assert_uint_eq(st.reclaim.bytes_freed, st.reclaim.bytes_retired);
+	ck_assert_uint_eq(st.reclaim.bytes_pending, 0);
+	ck_assert_uint_eq(st.reclaim.grace_periods, st.reclaim.batches);
+	/* far fewer grace periods than retired objects */
+	ck_assert_uint_lt(st.reclaim.grace_periods, 4000 / 10);
+	ck_assert_uint_le(st.reclaim.gp_ns_min, st.reclaim.gp_ns_max);
+	ck_assert_uint_eq(st.infos, 0);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
+static Suite *
+fib_suite(void)
+{
+	Suite *s = suite_create("fib");
+	TCase *tc = tcase_create("trie");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_corner);
+	tcase_add_test(tc, test_params);
+	tcase_add_loop_test(tc, test_random4, 0, 12);
+	tcase_add_loop_test(tc, test_random6, 0, 12);
+	tcase_add_loop_test(tc, test_thresholds, 0, 5);
+	tcase_add_loop_test(tc, test_load, 0, 3);
+	tcase_add_loop_test(tc, test_reclaim, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(fib_suite());
+	int failed;
+
+	fib_thread_online();
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	fib_thread_offline();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
