@@ -1,0 +1,1112 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: flow cache: keyed hash, RCU chains, doorkeeper admission, expiry
+ *
+ * Layout:
+ *
+ *   buckets[]  (2^n heads, 8 bytes each)       stripes[] (locks + counters)
+ *   +------+                                    bucket b uses stripe
+ *   |  *---+--> entry -> entry -> NULL           b & stripe_mask
+ *   | NULL |     (newest first, <= chain_cap)
+ *   |  *---+--> entry -> NULL                 doorkeeper: 2^k bits, one per
+ *   +------+                                    keyed-hash value; reset at
+ *                                               1/16 fill
+ *
+ * An entry is immutable once published except last_use (relaxed, written
+ * at most once per touch granule). Readers walk a chain with acquire
+ * loads and no lock; writers (insert, expiry, flush) hold the bucket's
+ * stripe lock and unlink with release stores, leaving the unlinked
+ * entry's next pointer intact for readers still on it. Unlinked entries
+ * collect in a batch freed by call_rcu once it holds reclaim_bytes.
+ *
+ * Generation rule: a miss reads fib_generation() before fib_lookup_rcu()
+ * and tags the new entry with it, so an entry never claims a generation
+ * newer than the trie it was computed from. A hit requires entry gen ==
+ * fib_generation(). libfib bumps the generation before handing the memory
+ * a change retired to a grace period, so a reader that still sees the old
+ * generation is inside a read section the grace period waits for.
+ *
+ * Hash: SipHash-1-3 (Aumasson, Bernstein 2012) with the caller's 128-bit
+ * secret, over the packed key (3 words for IPv4, 6 for IPv6). Low bits pick
+ * the bucket, high bits the doorkeeper bit and the 32-bit tag compared
+ * before the key.
+ *
+ * Expiry: net/ipv4/route.c rt_check_expire (periodic share of the table
+ * from a rover, timeout halved per entry kept in a chain) and
+ * rt_garbage_collect (pressure: halve the timeout until the goal is met).
+ * The scanner holds no RCU read section (it works under stripe locks), so
+ * a yield has nothing to release and never delays a grace period.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "fib/rcu.h"
+#include "cache/flow.h"
+
+#define FLOW_STRIPES_MAX 1024
+#define FLOW_TOUCH_NS 1000000000ull /* last_use granule: at most 1 s */
+/* Time-budget checks come every yield_check buckets that needed the lock,
+ * or every yield_check * FLOW_WORK_LOCKED empty ones: a clock read costs
+ * 20-50 ns, an empty bucket about 1. */
+#define FLOW_WORK_LOCKED 16
+#define NS_PER_S 1000000000ull
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FLOW_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define FLOW_TSAN 1
+#endif
+/*
+ * TSAN cannot see urcu grace periods or the call_rcu queue: lock-free
+ * readers release the cache after their last entry access, the writer
+ * releases a batch before call_rcu, and the callback acquires both
+ * before freeing.
+ */
+#ifdef FLOW_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define FLOW_TSAN_RELEASE(p) __tsan_release(p)
+#define FLOW_TSAN_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define FLOW_TSAN_RELEASE(p) ((void)(p))
+#define FLOW_TSAN_ACQUIRE(p) ((void)(p))
+#endif
+
+struct flow_entry {
+	struct flow_entry *next; /* RCU chain */
+	uint32_t tag;
+	uint32_t pad_;
+	uint64_t gen;
+	uint64_t last_use; /* relaxed */
+	struct fib_result res;
+	struct flow_key key;
+	struct flow_entry *retire_next;
+};
+
+/* Lock and counters of a share of the buckets, one cache line or more. */
+struct flow_stripe {
+	pthread_mutex_t lock;
+	/* lookup path, no lock: relaxed and lossy under concurrency */
+	uint64_t hits, misses, stale_hits, admit_deferred, insert_full;
+	/* under lock */
+	uint64_t inserts, evict_chain, stale_removed;
+} __attribute__((aligned(64)));
+
+struct flow_batch {
+	struct rcu_head rcu;
+	struct flow_cache *fc;
+	struct flow_entry *list;
+	uint64_t bytes;
+	uint64_t queued_ns;
+};
+
+struct flow_cache {
+	struct flow_config cfg;
+	uint32_t mask;
+	uint32_t stripe_mask;
+	struct flow_entry **buckets;
+	struct flow_stripe *stripes;
+	uint64_t *door;
+	uint64_t door_mask; /* bits - 1 */
+	uint64_t door_limit;
+	uint64_t door_fill;  /* relaxed, sampled */
+	uint64_t door_resets;
+	pthread_mutex_t door_lock;
+	uint64_t entries;    /* atomic */
+	uint64_t thresh, target;
+	uint64_t touch_ns;
+	uint64_t tick_now;   /* relaxed: the clock, refreshed by the worker */
+	int ticking;         /* atomic: tick_now is live */
+	int want_cpu;        /* atomic */
+	int stopping;        /* atomic */
+	int pressure;        /* atomic */
+
+	/* scanners, under gc_lock; counters read relaxed by flow_cache_stats */
+	pthread_mutex_t gc_lock;
+	uint32_t rover, prover;
+	uint64_t last_expire;
+	uint64_t goal_frac;
+	uint64_t gc_runs, gc_pressure_runs, buckets_scanned, gc_ns_last, gc_ns_max, yields;
+	uint64_t expired_idle, expired_stale, evict_size, flushed;
+
+	/* reclamation */
+	pthread_mutex_t rc_lock;
+	struct flow_batch *batch;
+	struct fib_reclaim_stats rc;
+
+	/* worker */
+	pthread_mutex_t wk_lock;
+	pthread_cond_t wk_cond;
+	pthread_t wk_thread;
+	bool wk_running;
+	bool wk_stop;
+	const struct fib *wk_fib;
+};
+
+/* Types above; helpers, hash, lookup, insert, reclamation, expiry, worker,
+ * introspection below. */
+
+static inline uint64_t
+ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void
+st(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Lossy increment: no lock prefix on the lookup path. */
+static inline void
+inc(uint64_t *p)
+{
+	st(p, ld(p) + 1);
+}
+
+static uint64_t
+flow_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+flow_coarse_ns(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+flow_now(const struct flow_cache *fc)
+{
+	return fc->cfg.clock(fc->cfg.clock_arg);
+}
+
+/*
+ * The lookup path's clock: while the worker runs it refreshes tick_now
+ * every touch granule, so a hit reads one shared, rarely written word
+ * instead of calling clock_gettime (50 ns on a VM's TSC, 14 ns coarse).
+ */
+static inline uint64_t
+flow_now_fast(struct flow_cache *fc)
+{
+	if (__atomic_load_n(&fc->ticking, __ATOMIC_RELAXED))
+		return ld(&fc->tick_now);
+	return flow_now(fc);
+}
+
+void
+flow_config_default(struct flow_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->enabled = true;
+	c->buckets = 1u << 17;
+	c->max_entries = 1u << 19;
+	c->gc_interval = 60 * NS_PER_S;
+	c->gc_timeout = 300 * NS_PER_S;
+	c->gc_min_interval = NS_PER_S / 2;
+	c->gc_elasticity = 8;
+	c->scan_budget = 2000000;
+	c->yield_check = 64;
+	c->yield_sleep = 0;
+	c->chain_cap = 16;
+	c->admit = FLOW_ADMIT_DOORKEEPER;
+	c->doorkeeper_bits_log = 21;
+	c->reclaim_bytes = 512 * 1024;
+}
+
+/* SipHash-1-3 over n little-endian 64-bit words. */
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                     \
+	do {                                                                         \
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);            \
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                               \
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                               \
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);            \
+	} while (0)
+
+static inline uint64_t
+flow_siphash13(const uint64_t k[2], const uint64_t *m, unsigned n)
+{
+	uint64_t v0 = 0x736f6d6570736575ull ^ k[0];
+	uint64_t v1 = 0x646f72616e646f6dull ^ k[1];
+	uint64_t v2 = 0x6c7967656e657261ull ^ k[0];
+	uint64_t v3 = 0x7465646279746573ull ^ k[1];
+	uint64_t b = (uint64_t)(n * 8) << 56;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		v3 ^= m[i];
+		SIPROUND;
+		v0 ^= m[i];
+	}
+	v3 ^= b;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static inline uint64_t
+flow_hash(const struct flow_cache *fc, const struct flow_key *k)
+{
+	uint64_t m[6];
+	uint32_t d, s;
+
+	if (k->family == AF_INET) {
+		memcpy(&d, k->dst.b, 4);
+		memcpy(&s, k->src.b, 4);
+		m[0] = (uint64_t)d | (uint64_t)s << 32;
+		m[1] = (uint64_t)k->table | (uint64_t)k->iif << 32;
+		m[2] = (uint64_t)k->tos | (uint64_t)k->family << 8;
+		return flow_siphash13(fc->cfg.secret, m, 3);
+	}
+	memcpy(m, k->dst.b, 16);
+	memcpy(m + 2, k->src.b, 16);
+	m[4] = (uint64_t)k->table | (uint64_t)k->iif << 32;
+	m[5] = (uint64_t)k->tos | (uint64_t)k->family << 8;
+	return flow_siphash13(fc->cfg.secret, m, 6);
+}
+
+static inline bool
+flow_key_eq(const struct flow_key *a, const struct flow_key *b)
+{
+	const uint64_t *x = (const uint64_t *)(const void *)a;
+	const uint64_t *y = (const uint64_t *)(const void *)b;
+
+	_Static_assert(sizeof(struct flow_key) == 48, "flow_key is 6 words");
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) |
+		(x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
+}
+
+void
+flow_key_set4(struct flow_key *k, uint32_t table, uint32_t dst, uint32_t src, uint8_t tos,
+	      uint32_t iif)
+{
+	uint32_t d = htonl(dst), s = htonl(src);
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->dst.b, &d, 4);
+	memcpy(k->src.b, &s, 4);
+	k->table = table;
+	k->iif = iif;
+	k->family = AF_INET;
+	k->tos = tos;
+}
+
+void
+flow_key_set6(struct flow_key *k, uint32_t table, const uint8_t *dst, const uint8_t *src,
+	      uint8_t tos, uint32_t iif)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->dst.b, dst, 16);
+	if (src)
+		memcpy(k->src.b, src, 16);
+	k->table = table;
+	k->iif = iif;
+	k->family = AF_INET6;
+	k->tos = tos;
+}
+
+uint32_t
+flow_cache_bucket(const struct flow_cache *fc, const struct flow_key *key)
+{
+	return (uint32_t)flow_hash(fc, key) & fc->mask;
+}
+
+static uint64_t
+flow_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct flow_cache *
+flow_cache_new(const struct flow_config *c)
+{
+	struct flow_cache *fc;
+	uint64_t nb, ns, i;
+
+	if (!c || c->buckets == 0 || c->buckets > (1u << 30) || c->max_entries == 0 ||
+	    c->gc_timeout == 0 || c->gc_interval == 0 || c->chain_cap == 0 ||
+	    c->doorkeeper_bits_log < 6 || c->doorkeeper_bits_log > 32 ||
+	    c->admit > FLOW_ADMIT_DOORKEEPER) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fc = calloc(1, sizeof(*fc));
+	if (!fc)
+		return NULL;
+	fc->cfg = *c;
+	if (!fc->cfg.clock) {
+		fc->cfg.clock = flow_coarse_ns;
+		fc->cfg.clock_arg = NULL;
+	}
+	if (fc->cfg.reclaim_bytes == 0)
+		fc->cfg.reclaim_bytes = 4096;
+	nb = flow_pow2(c->buckets);
+	fc->cfg.buckets = (uint32_t)nb;
+	fc->mask = (uint32_t)(nb - 1);
+	ns = nb < FLOW_STRIPES_MAX ? nb : FLOW_STRIPES_MAX;
+	fc->stripe_mask = (uint32_t)(ns - 1);
+	fc->buckets = calloc(nb, sizeof(*fc->buckets));
+	if (posix_memalign((void **)&fc->stripes, 64, ns * sizeof(*fc->stripes)))
+		fc->stripes = NULL;
+	fc->door_mask = (1ull << c->doorkeeper_bits_log) - 1;
+	fc->door = calloc((fc->door_mask + 1) / 64, sizeof(uint64_t));
+	fc->batch = calloc(1, sizeof(*fc->batch));
+	if (!fc->buckets || !fc->stripes || !fc->door || !fc->batch) {
+		free(fc->buckets);
+		free(fc->stripes);
+		free(fc->door);
+		free(fc->batch);
+		free(fc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(fc->stripes, 0, ns * sizeof(*fc->stripes));
+	for (i = 0; i < ns; i++)
+		pthread_mutex_init(&fc->stripes[i].lock, NULL);
+	fc->door_limit = (fc->door_mask + 1) / 16;
+	pthread_mutex_init(&fc->door_lock, NULL);
+	pthread_mutex_init(&fc->gc_lock, NULL);
+	pthread_mutex_init(&fc->rc_lock, NULL);
+	pthread_mutex_init(&fc->wk_lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&fc->wk_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	fc->thresh = c->max_entries - c->max_entries / 8;
+	fc->target = (uint64_t)c->max_entries * 3 / 4;
+	if ((uint64_t)c->gc_elasticity * nb < fc->target)
+		fc->target = (uint64_t)c->gc_elasticity * nb;
+	fc->touch_ns = c->gc_timeout / 16 < FLOW_TOUCH_NS ? c->gc_timeout / 16 : FLOW_TOUCH_NS;
+	fc->rc.gp_ns_min = UINT64_MAX;
+	fc->last_expire = flow_now(fc);
+	return fc;
+}
+
+/*
+ * Reclamation: entries unlinked under a stripe lock are chained through
+ * retire_next into the current batch; a full batch goes to call_rcu.
+ */
+static void
+flow_batch_free_rcu(struct rcu_head *head)
+{
+	struct flow_batch *b = caa_container_of(head, struct flow_batch, rcu);
+	struct flow_cache *fc;
+	struct flow_entry *e, *n;
+	uint64_t gp;
+
+
+	FLOW_TSAN_ACQUIRE(b);
+	fc = b->fc;
+	FLOW_TSAN_ACQUIRE(fc);
+	gp = flow_mono_ns() - b->queued_ns;
+	for (e = b->list; e; e = n) {
+		n = e->retire_next;
+		free(e);
+	}
+	pthread_mutex_lock(&fc->rc_lock);
+	fc->rc.bytes_freed += b->bytes;
+	fc->rc.bytes_pending -= b->bytes;
+	fc->rc.grace_periods++;
+	if (gp < fc->rc.gp_ns_min)
+		fc->rc.gp_ns_min = gp;
+	if (gp > fc->rc.gp_ns_max)
+		fc->rc.gp_ns_max = gp;
+	fc->rc.gp_ns_total += gp;
+	pthread_mutex_unlock(&fc->rc_lock);
+	free(b);
+	FLOW_TSAN_RELEASE(fc); /* for flow_cache_free after rcu_barrier */
+}
+
+/* Hand the current batch to call_rcu if it is not empty (and, unless
+ * force, full). Called with rc_lock held. */
+static void
+flow_batch_push(struct flow_cache *fc, bool force)
+{
+	struct flow_batch *b = fc->batch, *nb;
+
+	if (!b->list || (!force && b->bytes < fc->cfg.reclaim_bytes))
+		return;
+	nb = calloc(1, sizeof(*nb));
+	if (!nb)
+		return; /* keep collecting; retry on the next retire */
+	fc->batch = nb;
+	fc->rc.batches++;
+	b->fc = fc;
+	b->queued_ns = flow_mono_ns();
+	FLOW_TSAN_RELEASE(b);
+	urcu_memb_call_rcu(&b->rcu, flow_batch_free_rcu);
+}
+
+static void
+flow_retire(struct flow_cache *fc, struct flow_entry *list, unsigned n)
+{
+	struct flow_entry *tail;
+	uint64_t bytes = (uint64_t)n * sizeof(struct flow_entry);
+
+	if (!list)
+		return;
+	for (tail = list; tail->retire_next; tail = tail->retire_next)
+		;
+	__atomic_sub_fetch(&fc->entries, n, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&fc->rc_lock);
+	tail->retire_next = fc->batch->list;
+	fc->batch->list = list;
+	fc->batch->bytes += bytes;
+	fc->rc.bytes_retired += bytes;
+	fc->rc.bytes_pending += bytes;
+	flow_batch_push(fc, false);
+	pthread_mutex_unlock(&fc->rc_lock);
+}
+
+static inline struct flow_entry *
+flow_deref(struct flow_entry **p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+flow_publish(struct flow_entry **p, struct flow_entry *e)
+{
+	__atomic_store_n(p, e, __ATOMIC_RELEASE);
+}
+
+static inline struct fib_result
+flow_fib_lookup(const struct fib *fib, const struct flow_key *k)
+{
+	uint32_t a;
+
+	if (k->family == AF_INET && k->tos == 0) {
+		memcpy(&a, k->dst.b, 4);
+		return fib_lookup4_rcu(fib, k->table, ntohl(a));
+	}
+	return fib_lookup_rcu(fib, k->family, k->dst.b, k->table, k->tos);
+}
+
+static void
+flow_pressure_request(struct flow_cache *fc)
+{
+	if (__atomic_exchange_n(&fc->pressure, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_lock(&fc->wk_lock);
+	pthread_cond_signal(&fc->wk_cond);
+	pthread_mutex_unlock(&fc->wk_lock);
+}
+
+/* Set a doorkeeper bit; every 64th set (by hash) adds 64 to the fill
+ * estimate, and past the limit one thread clears the filter. */
+static void
+flow_door_set(struct flow_cache *fc, uint64_t *w, uint64_t m, uint64_t h)
+{
+	uint64_t i;
+
+	__atomic_fetch_or(w, m, __ATOMIC_RELAXED);
+	if ((h >> 58) != 0)
+		return;
+	if (__atomic_add_fetch(&fc->door_fill, 64, __ATOMIC_RELAXED) < fc->door_limit)
+		return;
+	if (pthread_mutex_trylock(&fc->door_lock))
+		return;
+	if (ld(&fc->door_fill) >= fc->door_limit) {
+		for (i = 0; i <= fc->door_mask / 64; i++)
+			st(&fc->door[i], 0);
+		st(&fc->door_fill, 0);
+		inc(&fc->door_resets);
+	}
+	pthread_mutex_unlock(&fc->door_lock);
+}
+
+static void
+flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t tag,
+	    const struct flow_key *key, uint64_t gen, const struct fib_result *res)
+{
+	struct flow_entry *e, *x, **pp, **oldest = NULL, *dead = NULL;
+	unsigned count = 0, ndead = 0;
+
+	if (__atomic_load_n(&fc->entries, __ATOMIC_RELAXED) >= fc->cfg.max_entries) {
+		inc(&s->insert_full);
+		flow_pressure_request(fc);
+		return;
+	}
+	e = malloc(sizeof(*e));
+	if (!e)
+		return;
+	e->tag = tag;
+	e->pad_ = 0;
+	e->gen = gen;
+	e->last_use = flow_now_fast(fc);
+	e->res = *res;
+	e->key = *key;
+	e->retire_next = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	pp = &fc->buckets[b];
+	while ((x = *pp) != NULL) {
+		if (x->tag == tag && flow_key_eq(&x->key, key) && x->gen >= gen) {
+			/* another thread inserted it meanwhile */
+			pthread_mutex_unlock(&s->lock);
+			free(e);
+			return;
+		}
+		if (x->gen < gen) {
+			/* stale (or the old copy of this key): unlink */
+			flow_publish(pp, x->next);
+			x->retire_next = dead;
+			dead = x;
+			ndead++;
+			s->stale_removed++;
+			continue;
+		}
+		if (!oldest || ld(&x->last_use) <= ld(&(*oldest)->last_use))
+			oldest = pp;
+		count++;
+		pp = &x->next;
+	}
+	if (count >= fc->cfg.chain_cap && oldest) {
+		x = *oldest;
+		flow_publish(oldest, x->next);
+		x->retire_next = dead;
+		dead = x;
+		ndead++;
+		s->evict_chain++;
+	}
+	e->next = fc->buckets[b];
+	flow_publish(&fc->buckets[b], e);
+	s->inserts++;
+	pthread_mutex_unlock(&s->lock);
+
+	if (__atomic_add_fetch(&fc->entries, 1, __ATOMIC_RELAXED) > fc->thresh)
+		flow_pressure_request(fc);
+	flow_retire(fc, dead, ndead);
+}
+
+int
+flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *key,
+		struct fib_result *res)
+{
+	struct flow_stripe *s;
+	struct flow_entry *e;
+	uint64_t h, gen, now, *w = NULL, m = 0, bit;
+	uint32_t b, tag;
+
+	if (!fc->cfg.enabled) {
+		*res = flow_fib_lookup(fib, key);
+		return 0;
+	}
+	h = flow_hash(fc, key);
+	b = (uint32_t)h & fc->mask;
+	tag = (uint32_t)(h >> 32);
+	s = &fc->stripes[b & fc->stripe_mask];
+	gen = fib_generation(fib);
+	if (fc->cfg.admit == FLOW_ADMIT_DOORKEEPER) {
+		bit = (h >> 20) & fc->door_mask;
+		w = &fc->door[bit >> 6];
+		m = 1ull << (bit & 63);
+		if (!(ld(w) & m))
+			goto miss; /* first sighting: it cannot be cached */
+	}
+	for (e = flow_deref(&fc->buckets[b]); e; e = flow_deref(&e->next)) {
+		if (e->tag != tag || !flow_key_eq(&e->key, key))
+			continue;
+		if (e->gen != gen) {
+			inc(&s->stale_hits);
+			break;
+		}
+		now = flow_now_fast(fc);
+		if (now - ld(&e->last_use) >= fc->touch_ns && now > ld(&e->last_use))
+			st(&e->last_use, now);
+		*res = e->res;
+		inc(&s->hits);
+		FLOW_TSAN_RELEASE(fc);
+		return 1;
+	}
+	FLOW_TSAN_RELEASE(fc);
+miss:
+	inc(&s->misses);
+	*res = flow_fib_lookup(fib, key);
+	if (w && !(ld(w) & m)) {
+		flow_door_set(fc, w, m, h);
+		inc(&s->admit_deferred);
+		return 0;
+	}
+	flow_insert(fc, s, b, tag, key, gen, res);
+	return 0;
+}
+
+/* Expiry. */
+enum { SCAN_EXPIRE, SCAN_PRESSURE, SCAN_FORCE };
+
+struct flow_scan {
+	uint64_t gen;
+	bool gen_valid;
+	uint64_t now;
+	uint64_t tmo;
+	int mode;
+	uint64_t idle, stale; /* removed */
+	uint64_t scanned;
+};
+
+static void
+flow_scan_bucket(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
+{
+	struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+	struct flow_entry *x, **pp, *dead = NULL;
+	uint64_t tmo = sc->tmo, age, lu;
+	unsigned ndead = 0;
+
+	pthread_mutex_lock(&s->lock);
+	pp = &fc->buckets[b];
+	while ((x = *pp) != NULL) {
+		lu = ld(&x->last_use);
+		age = sc->now > lu ? sc->now - lu : 0;
+		if (sc->gen_valid && x->gen < sc->gen) {
+			sc->stale++;
+		} else if (sc->mode == SCAN_FORCE || age > tmo) {
+			sc->idle++;
+		} else {
+			tmo >>= 1; /* long chains age faster */
+			pp = &x->next;
+			continue;
+		}
+		flow_publish(pp, x->next);
+		x->retire_next = dead;
+		dead = x;
+		ndead++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	flow_retire(fc, dead, ndead);
+}
+
+/* Give the CPU away: sched_yield(), or sleep yield_sleep on the worker's
+ * condition variable so that flow_cache_stop() cuts the sleep short. */
+static void
+flow_yield(struct flow_cache *fc)
+{
+	struct timespec ts;
+	uint64_t deadline;
+
+	__atomic_store_n(&fc->want_cpu, 0, __ATOMIC_RELAXED);
+	st(&fc->yields, ld(&fc->yields) + 1);
+	if (!fc->cfg.yield_sleep) {
+		sched_yield();
+		return;
+	}
+	deadline = flow_mono_ns() + fc->cfg.yield_sleep;
+	ts.tv_sec = (time_t)(deadline / NS_PER_S);
+	ts.tv_nsec = (long)(deadline % NS_PER_S);
+	pthread_mutex_lock(&fc->wk_lock);
+	while (!fc->wk_stop && flow_mono_ns() < deadline)
+		if (pthread_cond_timedwait(&fc->wk_cond, &fc->wk_lock, &ts) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&fc->wk_lock);
+}
+
+/*
+ * Scan up to n buckets from *rover, stopping early once removed >= stop_at
+ * (0: never) or the cache is being stopped. Returns removed entries.
+ */
+static uint64_t
+flow_scan_run(struct flow_cache *fc, uint32_t *rover, uint64_t n, struct flow_scan *sc,
+	      uint64_t stop_at)
+{
+	uint32_t r = *rover;
+	int64_t check = (int64_t)fc->cfg.yield_check * FLOW_WORK_LOCKED, left = check, cost;
+	uint64_t i, t0 = check ? flow_mono_ns() : 0, base = sc->idle + sc->stale;
+
+	for (i = 0; i < n; i++) {
+		cost = 1;
+		if (__atomic_load_n(&fc->buckets[r], __ATOMIC_RELAXED)) {
+			flow_scan_bucket(fc, r, sc);
+			cost = FLOW_WORK_LOCKED;
+			if (stop_at && sc->idle + sc->stale - base >= stop_at) {
+				i++;
+				r = (r + 1) & fc->mask;
+				break;
+			}
+		}
+		r = (r + 1) & fc->mask;
+		if (!check)
+			continue;
+		if (__builtin_expect(__atomic_load_n(&fc->want_cpu, __ATOMIC_RELAXED), 0)) {
+			left = 0; /* someone is waiting: yield now */
+		} else if ((left -= cost) > 0) {
+			continue;
+		} else if (flow_mono_ns() - t0 < fc->cfg.scan_budget) {
+			left = check;
+			continue;
+		}
+		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED)) {
+			i++;
+			break;
+		}
+		flow_yield(fc);
+		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED)) {
+			i++;
+			break;
+		}
+		t0 = flow_mono_ns();
+		left = check;
+	}
+	*rover = r;
+	sc->scanned += i;
+	return sc->idle + sc->stale - base;
+}
+
+static void
+flow_gc_account(struct flow_cache *fc, uint64_t t0, const struct flow_scan *sc)
+{
+	uint64_t dt = flow_mono_ns() - t0;
+
+	st(&fc->gc_ns_last, dt);
+	if (dt > ld(&fc->gc_ns_max))
+		st(&fc->gc_ns_max, dt);
+	st(&fc->buckets_scanned, ld(&fc->buckets_scanned) + sc->scanned);
+	st(&fc->expired_stale, ld(&fc->expired_stale) + sc->stale);
+}
+
+static void
+flow_expire_locked(struct flow_cache *fc, const struct fib *fib, uint64_t now, uint64_t n,
+		   uint64_t t0, struct flow_scan *sc)
+{
+	sc->gen_valid = fib != NULL;
+	sc->gen = fib ? fib_generation(fib) : 0;
+	sc->now = now;
+	sc->tmo = fc->cfg.gc_timeout;
+	sc->mode = SCAN_EXPIRE;
+	flow_scan_run(fc, &fc->rover, n, sc, 0);
+	st(&fc->gc_runs, ld(&fc->gc_runs) + 1);
+	st(&fc->expired_idle, ld(&fc->expired_idle) + sc->idle);
+	flow_gc_account(fc, t0, sc);
+}
+
+long
+flow_cache_expire(struct flow_cache *fc, const struct fib *fib, uint64_t now)
+{
+	struct flow_scan sc = {0};
+	unsigned __int128 num;
+	uint64_t elapsed, goal, nb = (uint64_t)fc->mask + 1, t0 = flow_mono_ns();
+
+	pthread_mutex_lock(&fc->gc_lock);
+	elapsed = now > fc->last_expire ? now - fc->last_expire : 0;
+	fc->last_expire = now;
+	num = (unsigned __int128)elapsed * nb + fc->goal_frac;
+	goal = (uint64_t)(num / fc->cfg.gc_timeout);
+	fc->goal_frac = (uint64_t)(num % fc->cfg.gc_timeout);
+	if (goal >= nb) {
+		goal = nb;
+		fc->goal_frac = 0;
+	}
+	flow_expire_locked(fc, fib, now, goal, t0, &sc);
+	pthread_mutex_unlock(&fc->gc_lock);
+	return (long)(sc.idle + sc.stale);
+}
+
+long
+flow_cache_scan(struct flow_cache *fc, const struct fib *fib, uint64_t now, uint64_t n)
+{
+	struct flow_scan sc = {0};
+	uint64_t t0 = flow_mono_ns();
+
+	pthread_mutex_lock(&fc->gc_lock);
+	flow_expire_locked(fc, fib, now, n, t0, &sc);
+	pthread_mutex_unlock(&fc->gc_lock);
+	return (long)(sc.idle + sc.stale);
+}
+
+long
+flow_cache_gc(struct flow_cache *fc, const struct fib *fib, uint64_t now)
+{
+	struct flow_scan sc = {0};
+	uint64_t n, goal, removed = 0, nb = (uint64_t)fc->mask + 1, t0 = flow_mono_ns();
+
+	pthread_mutex_lock(&fc->gc_lock);
+	n = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
+	if (n <= fc->thresh) {
+		pthread_mutex_unlock(&fc->gc_lock);
+		return 0;
+	}
+	goal = n - fc->target;
+	sc.gen_valid = fib != NULL;
+	sc.gen = fib ? fib_generation(fib) : 0;
+	sc.now = now;
+	sc.tmo = fc->cfg.gc_timeout;
+	sc.mode = SCAN_PRESSURE;
+	/* rt_garbage_collect: sweep with the timeout, halve it until the
+	 * goal is met; at zero everything may go. */
+	for (;;) {
+		removed += flow_scan_run(fc, &fc->prover, nb, &sc, goal - removed);
+		if (removed >= goal || __atomic_load_n(&fc->stopping, __ATOMIC_RELAXED))
+			break;
+		if (sc.mode == SCAN_FORCE)
+			break;
+		sc.tmo >>= 1;
+		if (sc.tmo == 0)
+			sc.mode = SCAN_FORCE;
+	}
+	st(&fc->gc_pressure_runs, ld(&fc->gc_pressure_runs) + 1);
+	st(&fc->evict_size, ld(&fc->evict_size) + sc.idle);
+	flow_gc_account(fc, t0, &sc);
+	pthread_mutex_unlock(&fc->gc_lock);
+	return (long)removed;
+}
+
+void
+flow_cache_flush(struct flow_cache *fc)
+{
+	struct flow_entry *x, *dead;
+	unsigned ndead;
+	uint32_t b;
+
+	for (b = 0; b <= fc->mask; b++) {
+		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+
+		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		dead = NULL;
+		ndead = 0;
+		for (x = fc->buckets[b]; x; x = x->next) {
+			x->retire_next = dead;
+			dead = x;
+			ndead++;
+		}
+		flow_publish(&fc->buckets[b], NULL);
+		pthread_mutex_unlock(&s->lock);
+		__atomic_add_fetch(&fc->flushed, ndead, __ATOMIC_RELAXED);
+		flow_retire(fc, dead, ndead);
+	}
+	pthread_mutex_lock(&fc->rc_lock);
+	flow_batch_push(fc, true);
+	pthread_mutex_unlock(&fc->rc_lock);
+}
+
+/* Worker. */
+static void *
+flow_worker(void *arg)
+{
+	struct flow_cache *fc = arg;
+	uint64_t now, next, last_pressure, half, wait, deadline;
+	struct timespec ts;
+
+	fib_thread_online();
+	now = flow_now(fc);
+	half = fc->cfg.gc_interval / 2;
+	/* first run jittered in [interval/2, interval] */
+	next = now + half + (fc->cfg.secret[0] ^ fc->cfg.secret[1]) % (half + 1);
+	last_pressure = now - fc->cfg.gc_min_interval;
+	pthread_mutex_lock(&fc->wk_lock);
+	while (!fc->wk_stop) {
+		now = flow_now(fc);
+		st(&fc->tick_now, now);
+		if (__atomic_load_n(&fc->pressure, __ATOMIC_ACQUIRE) &&
+		    now - last_pressure >= fc->cfg.gc_min_interval) {
+			__atomic_store_n(&fc->pressure, 0, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&fc->wk_lock);
+			flow_cache_gc(fc, fc->wk_fib, now);
+			pthread_mutex_lock(&fc->wk_lock);
+			last_pressure = now;
+			continue;
+		}
+		if (now >= next) {
+			pthread_mutex_unlock(&fc->wk_lock);
+			flow_cache_expire(fc, fc->wk_fib, now);
+			pthread_mutex_lock(&fc->wk_lock);
+			next = now + fc->cfg.gc_interval;
+			continue;
+		}
+		wait = next - now;
+		if (wait > fc->touch_ns / 2)
+			wait = fc->touch_ns / 2;
+		if (__atomic_load_n(&fc->pressure, __ATOMIC_ACQUIRE) &&
+		    last_pressure + fc->cfg.gc_min_interval - now < wait)
+			wait = last_pressure + fc->cfg.gc_min_interval - now;
+		deadline = flow_mono_ns() + wait;
+		ts.tv_sec = (time_t)(deadline / NS_PER_S);
+		ts.tv_nsec = (long)(deadline % NS_PER_S);
+		pthread_cond_timedwait(&fc->wk_cond, &fc->wk_lock, &ts);
+	}
+	pthread_mutex_unlock(&fc->wk_lock);
+	fib_thread_offline();
+	return NULL;
+}
+
+int
+flow_cache_start(struct flow_cache *fc, const struct fib *fib)
+{
+	int rc;
+
+	if (fc->wk_running)
+		return -EALREADY;
+	fc->wk_fib = fib;
+	fc->wk_stop = false;
+	__atomic_store_n(&fc->stopping, 0, __ATOMIC_RELAXED);
+	st(&fc->tick_now, flow_now(fc));
+	__atomic_store_n(&fc->ticking, 1, __ATOMIC_RELAXED);
+	rc = pthread_create(&fc->wk_thread, NULL, flow_worker, fc);
+	if (rc) {
+		__atomic_store_n(&fc->ticking, 0, __ATOMIC_RELAXED);
+		return -rc;
+	}
+	fc->wk_running = true;
+	return 0;
+}
+
+void
+flow_cache_stop(struct flow_cache *fc)
+{
+	if (!fc->wk_running)
+		return;
+	__atomic_store_n(&fc->stopping, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&fc->want_cpu, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&fc->wk_lock);
+	fc->wk_stop = true;
+	pthread_cond_signal(&fc->wk_cond);
+	pthread_mutex_unlock(&fc->wk_lock);
+	pthread_join(fc->wk_thread, NULL);
+	fc->wk_running = false;
+	__atomic_store_n(&fc->ticking, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fc->stopping, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fc->want_cpu, 0, __ATOMIC_RELAXED);
+}
+
+void
+flow_cache_want_cpu(struct flow_cache *fc)
+{
+	__atomic_store_n(&fc->want_cpu, 1, __ATOMIC_RELAXED);
+}
+
+void
+flow_cache_free(struct flow_cache *fc)
+{
+	struct flow_entry *x, *n;
+	uint32_t b, i;
+
+	if (!fc)
+		return;
+	flow_cache_stop(fc);
+	for (b = 0; b <= fc->mask; b++)
+		for (x = fc->buckets[b]; x; x = n) {
+			n = x->next;
+			free(x);
+		}
+	pthread_mutex_lock(&fc->rc_lock);
+	flow_batch_push(fc, true);
+	pthread_mutex_unlock(&fc->rc_lock);
+	urcu_memb_barrier();
+	FLOW_TSAN_ACQUIRE(fc);
+	for (x = fc->batch->list; x; x = n) { /* a push that failed to allocate */
+		n = x->retire_next;
+		free(x);
+	}
+	free(fc->batch);
+	for (i = 0; i <= fc->stripe_mask; i++)
+		pthread_mutex_destroy(&fc->stripes[i].lock);
+	pthread_mutex_destroy(&fc->door_lock);
+	pthread_mutex_destroy(&fc->gc_lock);
+	pthread_mutex_destroy(&fc->rc_lock);
+	pthread_mutex_destroy(&fc->wk_lock);
+	pthread_cond_destroy(&fc->wk_cond);
+	free(fc->buckets);
+	free(fc->stripes);
+	free(fc->door);
+	free(fc);
+}
+
+/* Introspection. */
+void
+flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
+{
+	uint32_t i;
+
+	memset(st_, 0, sizeof(*st_));
+	for (i = 0; i <= fc->stripe_mask; i++) {
+		struct flow_stripe *s = &fc->stripes[i];
+
+		st_->hits += ld(&s->hits);
+		st_->misses += ld(&s->misses);
+		st_->stale_hits += ld(&s->stale_hits);
+		st_->admit_deferred += ld(&s->admit_deferred);
+		st_->insert_full += ld(&s->insert_full);
+		pthread_mutex_lock(&s->lock);
+		st_->inserts += s->inserts;
+		st_->evict_chain += s->evict_chain;
+		st_->expired_stale += s->stale_removed;
+		pthread_mutex_unlock(&s->lock);
+	}
+	st_->lookups = st_->hits + st_->misses;
+	st_->evict_size = ld(&fc->evict_size);
+	st_->expired_idle = ld(&fc->expired_idle);
+	st_->expired_stale += ld(&fc->expired_stale);
+	st_->flushed = ld(&fc->flushed);
+	st_->entries = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
+	st_->gc_runs = ld(&fc->gc_runs);
+	st_->gc_pressure_runs = ld(&fc->gc_pressure_runs);
+	st_->buckets_scanned = ld(&fc->buckets_scanned);
+	st_->gc_ns_last = ld(&fc->gc_ns_last);
+	st_->gc_ns_max = ld(&fc->gc_ns_max);
+	st_->yields = ld(&fc->yields);
+	st_->doorkeeper_resets = ld(&fc->door_resets);
+	pthread_mutex_lock(&fc->rc_lock);
+	st_->reclaim = fc->rc;
+	pthread_mutex_unlock(&fc->rc_lock);
+	if (st_->reclaim.gp_ns_min == UINT64_MAX)
+		st_->reclaim.gp_ns_min = 0;
+	st_->bytes = sizeof(*fc) + ((uint64_t)fc->mask + 1) * sizeof(*fc->buckets) +
+		     ((uint64_t)fc->stripe_mask + 1) * sizeof(*fc->stripes) +
+		     (fc->door_mask + 1) / 8 + st_->entries * sizeof(struct flow_entry) +
+		     st_->reclaim.bytes_pending;
+}
+
+unsigned
+flow_cache_chain_max(struct flow_cache *fc)
+{
+	struct flow_entry *x;
+	unsigned n, max = 0;
+	uint32_t b;
+
+	for (b = 0; b <= fc->mask; b++) {
+		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+
+		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		for (n = 0, x = fc->buckets[b]; x; x = x->next)
+			n++;
+		pthread_mutex_unlock(&s->lock);
+		if (n > max)
+			max = n;
+	}
+	return max;
+}
