@@ -306,6 +306,7 @@ fib_read_lock(void)
 void
 fib_read_unlock(void)
 {
+	FIB_TSAN_READ_END();
 	urcu_memb_read_unlock();
 }
 

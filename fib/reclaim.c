@@ -19,6 +19,10 @@
 
 #define RECLAIM_PAGE 4096u
 
+#ifdef __SANITIZE_THREAD__
+char fib_tsan_grace; /* annotation only: see rcu.h */
+#endif
+
 struct reclaim_item {
 	void *obj;
 	size_t size;
@@ -92,6 +96,7 @@ reclaim_batch_free(struct reclaim_batch *b)
 {
 	struct reclaim *rc = b->rc;
 
+	FIB_TSAN_GRACE_END();
 	for (size_t i = 0; i < b->n; i++)
 		pool_free(rc->pool, b->item[i].obj, b->item[i].size);
 	uatomic_add(&rc->bytes_freed, b->bytes);
@@ -103,6 +108,7 @@ reclaim_batch_cb(struct rcu_head *head)
 {
 	struct reclaim_batch *b = caa_container_of(head, struct reclaim_batch, head);
 
+	FIB_TSAN_PICKUP(b);
 	reclaim_note_gp(b->rc, reclaim_now_ns() - b->t_handoff);
 	reclaim_batch_free(b);
 }
@@ -122,6 +128,7 @@ reclaim_flush(struct reclaim *rc)
 		reclaim_note_gp(rc, reclaim_now_ns() - b->t_handoff);
 		reclaim_batch_free(b);
 	} else {
+		FIB_TSAN_HANDOFF(b);
 		urcu_memb_call_rcu(&b->head, reclaim_batch_cb);
 	}
 }
@@ -139,6 +146,7 @@ reclaim_retire(struct reclaim *rc, void *obj, size_t size)
 		if (!nb) {
 			/* Cannot queue: pay one grace period now rather than leak. */
 			urcu_memb_synchronize_rcu();
+			FIB_TSAN_GRACE_END();
 			pool_free(rc->pool, obj, size);
 			uatomic_add(&rc->bytes_retired, size);
 			uatomic_add(&rc->bytes_freed, size);
