@@ -19,6 +19,7 @@
 
 #include "conf/conf.h"
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -384,6 +385,165 @@ START_TEST(test_buffer_len)
 }
 END_TEST
 
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t
+rng(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+/* Uniform in [lo, hi]. */
+static uint64_t
+rng_in(uint64_t lo, uint64_t hi)
+{
+	return lo + rng() % (hi - lo + 1);
+}
+
+static uint64_t
+umin(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Durations in a random unit, so every printing branch is taken. */
+static uint64_t
+rng_duration(uint64_t lo, uint64_t hi)
+{
+	static const uint64_t unit[] = { 1, 1000, 1000000, 60000000, 3600000000ull };
+	uint64_t u = unit[rng() % 5];
+
+	if (hi / u < (lo + u - 1) / u)
+		u = 1;
+	return u * rng_in((lo + u - 1) / u, hi / u);
+}
+
+static void
+rng_path(char *p)
+{
+	static const char extra[] = " \"\\#:'{}[],&*!|>%@`-_.\xc3\xa9";
+	size_t len = rng_in(2, CONF_PATH_MAX - 1), i;
+
+	p[0] = '/';
+	for (i = 1; i < len; i++) {
+		uint64_t r = rng() % 4;
+
+		p[i] = r == 0 ? extra[rng() % (sizeof(extra) - 1)] : (char)rng_in('a', 'z');
+	}
+	if (p[len - 1] == '/' || (unsigned char)p[len - 1] == 0xc3)
+		p[len - 1] = 'x';
+	p[len] = '\0';
+	/* keep UTF-8 whole: a lone lead or continuation byte is not text */
+	for (i = 1; i < len; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if (ch == 0xc3 && (unsigned char)p[i + 1] != 0xa9)
+			p[i] = 'y';
+		else if (ch == 0xa9 && (unsigned char)p[i - 1] != 0xc3)
+			p[i] = 'z';
+	}
+}
+
+/* Random valid confs survive print and parse unchanged. */
+START_TEST(test_roundtrip_random)
+{
+	unsigned iter;
+
+	for (iter = 0; iter < 2000; iter++) {
+		struct conf *c = conf_new(), *back = NULL;
+		struct conf_errors errs = { 0 };
+		unsigned char bin[16];
+		char *text, *again, addr[INET6_ADDRSTRLEN];
+		size_t i;
+		int rc;
+
+		ck_assert_ptr_nonnull(c);
+		c->fib.inflate_threshold = (unsigned)rng_in(2, 100);
+		c->fib.halve_threshold = (unsigned)rng_in(1, c->fib.inflate_threshold - 1);
+		c->fib.inflate_threshold_root = (unsigned)rng_in(2, 100);
+		c->fib.halve_threshold_root = (unsigned)rng_in(1, c->fib.inflate_threshold_root - 1);
+		c->fib.sync_pages = (unsigned)rng_in(1, 65536);
+		c->fib.reclaim = rng() & 1 ? CONF_RECLAIM_SYNC : CONF_RECLAIM_CALL_RCU;
+		c->cache.enabled = rng() & 1;
+		c->cache.buckets = 1u << rng_in(4, 28);
+		c->cache.gc_timeout_us = rng_duration(1000000, 7 * 24 * 3600000000ull);
+		c->cache.gc_interval_us =
+			rng_duration(1000000, umin(c->cache.gc_timeout_us, 86400000000ull));
+		c->cache.gc_min_interval_us =
+			rng_duration(0, umin(c->cache.gc_interval_us, 3600000000ull));
+		c->cache.gc_elasticity = (unsigned)rng_in(1, 1024);
+		c->cache.chain_cap = (unsigned)rng_in(c->cache.gc_elasticity, 1024);
+		c->cache.max_entries = (unsigned)rng_in(c->cache.chain_cap, 1u << 30);
+		c->cache.scan_budget_us = rng_duration(100, 1000000);
+		c->cache.yield_every = (unsigned)rng_in(1, 1u << 20);
+		c->netlink.families = (unsigned)rng_in(1, 3);
+		c->netlink.all_tables = rng() % 4 == 0;
+		c->netlink.ntables = c->netlink.all_tables ? 0 : rng_in(1, CONF_TABLES_MAX);
+		for (i = 0; i < c->netlink.ntables; i++) {
+			size_t j;
+
+			/* distinct, reserved names included */
+			do {
+				c->netlink.tables[i] = rng() & 1 ? (uint32_t)rng_in(250, 256)
+								 : (uint32_t)rng_in(1, UINT32_MAX);
+				for (j = 0; j < i && c->netlink.tables[j] != c->netlink.tables[i]; j++)
+					;
+			} while (j < i);
+		}
+		c->netlink.rcvbuf = rng() & 1 ? rng_in(64, 1024) << (10 * rng_in(1, 2))
+					      : rng_in(65536, 1ull << 30);
+		c->netlink.slice_budget_us = rng_duration(100, 1000000);
+		c->lookup.threads = (unsigned)rng_in(0, 256);
+		rng_path(c->lookup.socket);
+		rng_path(c->control.socket);
+		c->control.mode = (unsigned)rng_in(0, 0777);
+		if (rng() & 1)
+			snprintf(c->control.group, sizeof(c->control.group), "%u",
+				 (unsigned)rng_in(0, UINT32_MAX - 1));
+		else
+			snprintf(c->control.group, sizeof(c->control.group), "_g%.*s-x.y$",
+				 (int)rng_in(0, 20), "abcdefghijklmnopqrstuvwxyz");
+		c->metrics.enabled = rng() & 1;
+		for (i = 0; i < sizeof(bin); i++)
+			bin[i] = (unsigned char)rng();
+		if (rng() & 1) {
+			inet_ntop(AF_INET, bin, addr, sizeof(addr));
+			snprintf(c->metrics.address, sizeof(c->metrics.address), "%s:%u", addr,
+				 (unsigned)rng_in(1, 65535));
+		} else {
+			if (rng() & 1)
+				memset(bin, 0, 12); /* runs of zeros: "::" */
+			inet_ntop(AF_INET6, bin, addr, sizeof(addr));
+			snprintf(c->metrics.address, sizeof(c->metrics.address), "[%s]:%u", addr,
+				 (unsigned)rng_in(1, 65535));
+		}
+		c->log.level = (enum conf_log_level)rng_in(CONF_LOG_ERR, CONF_LOG_DEBUG);
+
+		ck_assert_int_eq(conf_format(c, &text), 0);
+		rc = conf_parse_buf(text, strlen(text), "random", &back, &errs);
+		if (rc) {
+			char *t = errors_text(&errs);
+
+			ck_abort_msg("iteration %u: rc %d\n%s\n%s", iter, rc, t, text);
+		}
+		ck_assert_msg(conf_diff(c, back) == 0, "iteration %u: 0x%x\n%s", iter,
+			      conf_diff(c, back), text);
+		ck_assert_int_eq(conf_format(back, &again), 0);
+		ck_assert_str_eq(text, again);
+		free(again);
+		free(text);
+		conf_free(back);
+		conf_free(c);
+		conf_errors_free(&errs);
+	}
+}
+END_TEST
+
 /* A file full of mistakes gives the first 100 and a count of the rest. */
 START_TEST(test_many_errors)
 {
@@ -459,6 +619,7 @@ main(void)
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_buffer_len);
 	tcase_add_test(tc, test_many_errors);
+	tcase_add_test(tc, test_roundtrip_random);
 	tcase_add_test(tc, test_golden_valid);
 	tcase_add_test(tc, test_golden_invalid);
 	tcase_add_test(tc, test_docs);
