@@ -243,36 +243,36 @@ conf_defaults(struct conf *c)
 
 /* ---- value formatting (shared by messages and conf_print) ------------- */
 
-static void
-conf_fmt_duration(uint64_t us, char *buf, size_t len)
-{
-	static const struct {
-		uint64_t mult;
-		const char *unit;
-	} u[] = { { US_H, "h" }, { US_S, "s" }, { US_MS, "ms" }, { 1, "us" } };
-	size_t i;
+/*
+ * Units of durations (in microseconds) and sizes (in bytes), largest
+ * first. Every name parses; printing takes the first unit marked print
+ * that divides the value, and zero for 0. Durations print no minutes, so
+ * "300s" reads as in the kernel and the docs.
+ */
+struct conf_unit {
+	const char *name;
+	uint64_t mult;
+	bool print, zero;
+};
 
-	/* no minutes: "300s" reads as the kernel's and the docs' defaults */
-	if (us == 0) {
-		snprintf(buf, len, "0s");
-		return;
-	}
-	for (i = 0; us % u[i].mult != 0; i++)
-		;
-	snprintf(buf, len, "%llu%s", (unsigned long long)(us / u[i].mult), u[i].unit);
-}
+static const struct conf_unit conf_time_units[] = {
+	{ "h", US_H, true, false },   { "m", US_M, false, false }, { "s", US_S, true, true },
+	{ "ms", US_MS, true, false }, { "us", 1, true, false },    { NULL, 0, false, false },
+};
+
+static const struct conf_unit conf_size_units[] = {
+	{ "GiB", GIB, true, false }, { "G", GIB, false, false }, { "MiB", MIB, true, false },
+	{ "M", MIB, false, false },  { "KiB", KIB, true, false }, { "K", KIB, false, false },
+	{ "", 1, true, true },       { "B", 1, false, false },    { NULL, 0, false, false },
+};
 
 static void
-conf_fmt_size(uint64_t b, char *buf, size_t len)
+conf_fmt_unit(uint64_t v, const struct conf_unit *u, char *buf, size_t len)
 {
-	if (b != 0 && b % GIB == 0)
-		snprintf(buf, len, "%lluGiB", (unsigned long long)(b / GIB));
-	else if (b != 0 && b % MIB == 0)
-		snprintf(buf, len, "%lluMiB", (unsigned long long)(b / MIB));
-	else if (b != 0 && b % KIB == 0)
-		snprintf(buf, len, "%lluKiB", (unsigned long long)(b / KIB));
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)b);
+	for (; u[1].name; u++)
+		if (v == 0 ? u->zero : u->print && v % u->mult == 0)
+			break;
+	snprintf(buf, len, "%llu%s", (unsigned long long)(v / u->mult), u->name);
 }
 
 static const char *
@@ -439,15 +439,11 @@ conf_digits(const char *s)
 	return i;
 }
 
-/* A whole number with a unit: 0 when valid, -EINVAL, -ERANGE. */
+/* A whole number and one of the units: 0 when valid, -EINVAL, -ERANGE. */
 static int
-conf_parse_duration(const char *s, uint64_t *us)
+conf_parse_unit(const char *s, const struct conf_unit *u, uint64_t *out)
 {
-	static const struct {
-		const char *unit;
-		uint64_t mult;
-	} u[] = { { "us", 1 }, { "ms", US_MS }, { "s", US_S }, { "m", US_M }, { "h", US_H } };
-	size_t n = conf_digits(s), i;
+	size_t n = conf_digits(s);
 	uint64_t v;
 	int rc;
 
@@ -456,40 +452,12 @@ conf_parse_duration(const char *s, uint64_t *us)
 	rc = conf_parse_u64(s, n, &v);
 	if (rc)
 		return rc;
-	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-		if (strcmp(s + n, u[i].unit))
+	for (; u->name; u++) {
+		if (strcmp(s + n, u->name))
 			continue;
-		if (v > UINT64_MAX / u[i].mult)
+		if (v > UINT64_MAX / u->mult)
 			return -ERANGE;
-		*us = v * u[i].mult;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int
-conf_parse_size(const char *s, uint64_t *bytes)
-{
-	static const struct {
-		const char *unit;
-		uint64_t mult;
-	} u[] = { { "", 1 },	  { "B", 1 },	  { "K", KIB }, { "KiB", KIB },
-		  { "M", MIB },	  { "MiB", MIB }, { "G", GIB }, { "GiB", GIB } };
-	size_t n = conf_digits(s), i;
-	uint64_t v;
-	int rc;
-
-	if (n == 0)
-		return -EINVAL;
-	rc = conf_parse_u64(s, n, &v);
-	if (rc)
-		return rc;
-	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-		if (strcmp(s + n, u[i].unit))
-			continue;
-		if (v > UINT64_MAX / u[i].mult)
-			return -ERANGE;
-		*bytes = v * u[i].mult;
+		*out = v * u->mult;
 		return 0;
 	}
 	return -EINVAL;
@@ -777,46 +745,33 @@ conf_parse_field(struct conf_parse *ps, const struct conf_field *f, const yaml_n
 		*(bool *)p = !strcmp(s, "true");
 		return true;
 	case T_DURATION:
-		s = conf_scalar(ps, key, n, "a duration", false);
+	case T_SIZE: {
+		bool dur = f->type == T_DURATION;
+		const struct conf_unit *u = dur ? conf_time_units : conf_size_units;
+
+		s = conf_scalar(ps, key, n, dur ? "a duration" : "a size", false);
 		if (!s)
 			return false;
-		rc = conf_parse_duration(s, &v);
+		rc = conf_parse_unit(s, u, &v);
+		if (rc == -EINVAL && dur && s[0] && conf_digits(s) == strlen(s)) {
+			conf_err_node(ps, n, "%s: \"%s\" needs a unit (us, ms, s, m or h)", key, s);
+			return false;
+		}
 		if (rc == -EINVAL) {
-			if (conf_digits(s) == strlen(s) && s[0])
-				conf_err_node(ps, n, "%s: \"%s\" needs a unit (us, ms, s, m or h)", key, s);
-			else
-				conf_err_node(ps, n,
-					      "%s: \"%s\" is not a duration (a whole number and us, ms, s, m or h)",
-					      key, s);
+			conf_err_node(ps, n, "%s: \"%s\" is not %s", key, s,
+				      dur ? "a duration (a whole number and us, ms, s, m or h)"
+					  : "a size (a whole number of bytes, K/KiB, M/MiB or G/GiB)");
 			return false;
 		}
 		if (rc || v < f->min || v > f->max) {
-			conf_fmt_duration(f->min, a, sizeof(a));
-			conf_fmt_duration(f->max, b, sizeof(b));
+			conf_fmt_unit(f->min, u, a, sizeof(a));
+			conf_fmt_unit(f->max, u, b, sizeof(b));
 			conf_err_node(ps, n, "%s: %s is out of range (%s..%s)", key, s, a, b);
 			return false;
 		}
 		*(uint64_t *)p = v;
 		return true;
-	case T_SIZE:
-		s = conf_scalar(ps, key, n, "a size", false);
-		if (!s)
-			return false;
-		rc = conf_parse_size(s, &v);
-		if (rc == -EINVAL) {
-			conf_err_node(ps, n,
-				      "%s: \"%s\" is not a size (a whole number of bytes, K/KiB, M/MiB or G/GiB)",
-				      key, s);
-			return false;
-		}
-		if (rc || v < f->min || v > f->max) {
-			conf_fmt_size(f->min, a, sizeof(a));
-			conf_fmt_size(f->max, b, sizeof(b));
-			conf_err_node(ps, n, "%s: %s is out of range (%s..%s)", key, s, a, b);
-			return false;
-		}
-		*(uint64_t *)p = v;
-		return true;
+	}
 	case T_ENUM: {
 		const struct conf_name *e;
 
@@ -1044,15 +999,15 @@ conf_check(struct conf_parse *ps)
 			 c->fib.halve_threshold_root, c->fib.inflate_threshold_root);
 	if (c->cache.gc_min_interval_us > c->cache.gc_interval_us &&
 	    (at = conf_pair_at(ps, F_GC_MIN_INTERVAL, F_GC_INTERVAL))) {
-		conf_fmt_duration(c->cache.gc_min_interval_us, a, sizeof(a));
-		conf_fmt_duration(c->cache.gc_interval_us, b, sizeof(b));
+		conf_fmt_unit(c->cache.gc_min_interval_us, conf_time_units, a, sizeof(a));
+		conf_fmt_unit(c->cache.gc_interval_us, conf_time_units, b, sizeof(b));
 		conf_err(ps, at->line, at->column,
 			 "cache.gc_min_interval (%s) must not exceed cache.gc_interval (%s)", a, b);
 	}
 	if (c->cache.gc_interval_us > c->cache.gc_timeout_us &&
 	    (at = conf_pair_at(ps, F_GC_INTERVAL, F_GC_TIMEOUT))) {
-		conf_fmt_duration(c->cache.gc_interval_us, a, sizeof(a));
-		conf_fmt_duration(c->cache.gc_timeout_us, b, sizeof(b));
+		conf_fmt_unit(c->cache.gc_interval_us, conf_time_units, a, sizeof(a));
+		conf_fmt_unit(c->cache.gc_timeout_us, conf_time_units, b, sizeof(b));
 		conf_err(ps, at->line, at->column,
 			 "cache.gc_interval (%s) must not exceed cache.gc_timeout (%s)", a, b);
 	}
@@ -1342,11 +1297,11 @@ conf_print_field(FILE *fp, const struct conf *c, const struct conf_field *f)
 		fputs(*(const bool *)p ? "true" : "false", fp);
 		break;
 	case T_DURATION:
-		conf_fmt_duration(*(const uint64_t *)p, buf, sizeof(buf));
+		conf_fmt_unit(*(const uint64_t *)p, conf_time_units, buf, sizeof(buf));
 		fputs(buf, fp);
 		break;
 	case T_SIZE:
-		conf_fmt_size(*(const uint64_t *)p, buf, sizeof(buf));
+		conf_fmt_unit(*(const uint64_t *)p, conf_size_units, buf, sizeof(buf));
 		fputs(buf, fp);
 		break;
 	case T_ENUM:
