@@ -4,7 +4,7 @@
  *
  *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N]
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
- *            [--single-and-batch] [--dpdk]
+ *            [--single-and-batch] [--dpdk] [--verify]
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
  *
  * Loads the routes file into a new FIB with fib_load (timed: build_s),
@@ -18,6 +18,9 @@
  * routes file, so any two correct LPM implementations agree on it. With
  * --threads T the trace is split into T slices looked up in parallel and
  * the rate is lookups over the wall time of the slowest.
+ *
+ * --verify recomputes the checksum with a naive longest-prefix match
+ * (one hash probe per prefix length) and fails when they differ.
  *
  * --dpdk (when built with libdpdk) then builds DPDK rte_fib from the same
  * routes and times its bulk-64 lookups on the same trace (see peer.c),
@@ -38,6 +41,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+
 #include "fib/fib.h"
 #include "tests/util/routes.h"
 #include "tests/util/tablegen.h"
@@ -54,7 +59,7 @@ struct bench_opts {
 	int gen6;
 	uint64_t seed;
 	size_t batch;
-	int threads, runs, json, both, dpdk;
+	int threads, runs, json, both, dpdk, verify;
 };
 
 struct bench_run {
@@ -88,7 +93,7 @@ bench_usage(void)
 	fprintf(stderr,
 		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
-		"                [--single-and-batch] [--dpdk]\n"
+		"                [--single-and-batch] [--dpdk] [--verify]\n"
 		"       fibbench --gen N [--gen6] ...\n");
 	exit(2);
 }
@@ -214,6 +219,57 @@ bench_checksum(const struct routes_index *ix, const struct routes *rt,
 	fib_read_unlock();
 }
 
+/*
+ * The reference checksum: a naive longest-prefix match that probes the
+ * routes hash once per prefix length present, longest first. Slow (tens
+ * of probes a lookup): for small traces and tests.
+ */
+static uint64_t
+bench_verify(const struct routes_index *ix, const struct routes *rt, const struct trace *t)
+{
+	unsigned alen = rt->family == AF_INET ? 4 : 16, nl = 0;
+	uint8_t present[129] = { 0 }, lens[129];
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < rt->n; i++)
+		present[rt->r[i].plen] = 1;
+	for (int l = (int)alen * 8; l >= 0; l--)
+		if (present[l])
+			lens[nl++] = (uint8_t)l;
+	for (size_t i = 0; i < t->n; i++) {
+		union fib_addr a;
+
+		memset(&a, 0, sizeof(a));
+		if (t->a4) {
+			uint32_t be = htonl(t->a4[i]);
+
+			memcpy(a.b, &be, 4);
+		} else {
+			memcpy(a.b, t->a6[i], 16);
+		}
+		for (unsigned j = 0; j < nl; j++) {
+			unsigned l = lens[j];
+			union fib_addr m = a;
+			long k;
+
+			for (unsigned b = 0; b < alen; b++) {
+				int keep = (int)l - 8 * (int)b;
+
+				if (keep <= 0)
+					m.b[b] = 0;
+				else if (keep < 8)
+					m.b[b] &= (uint8_t)(0xff << (8 - keep));
+			}
+			k = routes_index_find(ix, &m, l);
+			if (k >= 0) {
+				sum += rt->line[k];
+				break;
+			}
+		}
+	}
+	return sum;
+}
+
 static int
 bench_time(const struct fib *fib, const struct routes_index *ix, const struct routes *rt,
 	   const struct trace *t, size_t batch, const struct bench_opts *o, struct bench_run *run)
@@ -240,7 +296,7 @@ static void
 bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_ROUTES = 256, O_TRACE, O_UNIFORM, O_ROUTED, O_SEED, O_BATCH, O_THREADS, O_RUNS,
-	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS };
+	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY };
 	static const struct option lo[] = {
 		{ "routes", required_argument, NULL, O_ROUTES },
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -258,6 +314,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "cache", no_argument, NULL, O_CACHE },
 		{ "zipf", required_argument, NULL, O_ZIPF },
 		{ "all-miss", no_argument, NULL, O_ALLMISS },
+		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -330,6 +387,9 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case O_GEN6:
 			o->gen6 = 1;
+			break;
+		case O_VERIFY:
+			o->verify = 1;
 			break;
 		case O_CACHE:
 		case O_ZIPF:
@@ -454,6 +514,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "fibbench: single and batch lookups disagree\n");
 		ret = 3;
 	}
+	uint64_t ref = o.verify ? bench_verify(&ix, &rt, &t) : 0;
+
+	if (o.verify && ref != runs[nruns - 1].checksum) {
+		fprintf(stderr, "fibbench: checksum %" PRIu64 " differs from the naive LPM's %" PRIu64 "\n",
+			runs[nruns - 1].checksum, ref);
+		ret = 3;
+	}
 	/* the headline figures are those of the last (batch) mode */
 	const struct bench_run *main_run = &runs[nruns - 1];
 	double mlps = t.n / main_run->best_s / 1e6;
@@ -487,6 +554,9 @@ main(int argc, char **argv)
 				batches[i], t.n, &runs[i], i == nruns - 1);
 	if (o.json)
 		printf("  ]");
+	if (o.verify)
+		printf(o.json ? ",\n  \"verify_checksum\": %" PRIu64 : "naive LPM checksum %" PRIu64 "\n",
+		       ref);
 #ifdef HAVE_DPDK
 	if (o.dpdk) {
 		struct peer_result pr;
