@@ -6,6 +6,8 @@
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
  *            [--single-and-batch] [--dpdk] [--verify]
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
+ *   fibbench [--gen6] ...             (../shared/data tier-1 table, or a
+ *                                      generated full table without it)
  *
  * Loads the routes file into a new FIB with fib_load (timed: build_s),
  * then times lookups of the trace in table 254, best of R runs (3):
@@ -94,7 +96,8 @@ bench_usage(void)
 		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
 		"                [--single-and-batch] [--dpdk] [--verify]\n"
-		"       fibbench --gen N [--gen6] ...\n");
+		"       fibbench --gen N [--gen6] ...\n"
+		"       fibbench [--gen6] ...   (shared tier-1 table, else a generated one)\n");
 	exit(2);
 }
 
@@ -400,7 +403,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 			bench_usage();
 		}
 	}
-	if (optind != argc || traces > 1 || (!o->routes && !o->gen) || (o->routes && o->gen))
+	if (optind != argc || traces > 1 || (o->routes && (o->gen || o->gen6)))
 		bench_usage();
 	if (!traces)
 		o->routed = 4000000;
@@ -435,12 +438,20 @@ main(int argc, char **argv)
 	struct routes rt;
 	struct trace t;
 	struct fib *fib;
-	char err[512];
+	char err[512], shared[4096];
 	double t0, build_s, read_s;
 	size_t fib_routes;
 
 	bench_parse(argc, argv, &o);
 	routes_init(&rt);
+	if (!o.routes && !o.gen) {
+		/* the real tier-1 table when ../shared/data has it, else a generated one */
+		o.routes = routes_shared_file(o.gen6 ? "gaissmai-tier1-v6.txt.gz"
+						     : "gaissmai-tier1-v4.txt.gz",
+					      shared, sizeof(shared));
+		if (!o.routes)
+			o.gen = o.gen6 ? 200000 : 1000000;
+	}
 	t0 = bench_now();
 	if (o.gen) {
 		struct tablegen_params p;
@@ -457,6 +468,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	read_s = bench_now() - t0;
+	if (!o.json)
+		printf("table: %s\n", o.gen ? "generated (tests/util/tablegen.c)" : o.routes);
 	if (!rt.n) {
 		fprintf(stderr, "fibbench: no routes\n");
 		return 1;
