@@ -304,10 +304,7 @@ tg_setup(struct tg *g)
 		tg_excl_add(g, tg_key4(169, 254), 16);
 		tg_excl_add(g, tg_key4(172, 16), 12);
 		tg_excl_add(g, tg_key4(192, 168), 16);
-		/* median 6, mean about 25 prefixes a /16, max 341 */
-		g->block_mu = log(7.0);
-		g->block_sigma = 1.8;
-		g->block_cap = 341;
+		g->block_cap = 341; /* see tg_block_size */
 		/* inside the block; short prefixes add the rest */
 		g->depth_w[0] = 0.59;
 		g->depth_w[1] = 0.32;
@@ -316,7 +313,7 @@ tg_setup(struct tg *g)
 		g->depth_w[4] = 0.006;
 		g->p_pair = 0.5;
 		g->p_run = 0.45;
-		g->p_under_short = 0.20;
+		g->p_under_short = 0.15;
 	} else {
 		g->width = 128;
 		g->block_len = 32;
@@ -542,7 +539,7 @@ tg_block(struct tg *g, tg_key base, size_t k, struct tg_pfx *cur, uint8_t *lens)
 		while (cnt[l]--)
 			lens[i++] = l;
 	for (i = 0; i < k;) {
-		unsigned len = lens[i++];
+		unsigned len = lens[i++], depth;
 		tg_key a, step;
 
 		if (!tg_place(g, base, cur, &nc, len, &a) || len != g->sib_len)
@@ -556,10 +553,13 @@ tg_block(struct tg *g, tg_key base, size_t k, struct tg_pfx *cur, uint8_t *lens)
 			}
 			if (i >= k || lens[i] != len || rng_double(&g->r) >= g->p_run)
 				break;
+			/* a run is one allocation: it stays at its depth */
+			depth = tg_depth(g, cur, nc, a, len);
 			a = (a | step) + step;
-			if ((a & tg_mask(g, g->block_len)) != base || tg_exists(cur, nc, a, len))
+			if ((a & tg_mask(g, g->block_len)) != base || tg_exists(cur, nc, a, len) ||
+			    tg_depth(g, cur, nc, a, len) != depth)
 				break;
-			tg_cur_add(g, cur, &nc, a, len, tg_depth(g, cur, nc, a, len));
+			tg_cur_add(g, cur, &nc, a, len, depth);
 			i++;
 		}
 	}
@@ -569,15 +569,38 @@ tg_block(struct tg *g, tg_key base, size_t k, struct tg_pfx *cur, uint8_t *lens)
 	return 0;
 }
 
+/*
+ * Prefixes a block. IPv4 follows the tier-1 histogram of /16s (27 % hold
+ * one prefix, 20 % 2-5, 20 % 6-20, 26 % 21-100, 7 % more), log-uniform
+ * inside a class and a k^-3 tail above 100 (mean 146 there, as the
+ * table). IPv6 is log-normal, truncated (drawn again) above the cap.
+ */
 static size_t
 tg_block_size(struct tg *g)
 {
-	double x = exp(g->block_mu + g->block_sigma * tg_normal(g));
-	size_t k = (size_t)(x + 0.5);
+	static const struct {
+		double p, lo, hi;
+	} cls[] = { { 0.27, 1, 1 }, { 0.197, 2, 5 }, { 0.203, 6, 20 }, { 0.259, 21, 100 } };
 
-	if (k < 1)
-		k = 1;
-	return k > g->block_cap ? g->block_cap : k;
+	if (g->width == 32) {
+		double u = rng_double(&g->r), v = rng_double(&g->r), a, b;
+
+		for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+			if (u < cls[i].p)
+				return (size_t)(cls[i].lo * pow(cls[i].hi / cls[i].lo, v) + 0.5);
+			u -= cls[i].p;
+		}
+		a = 1.0 / (101.0 * 101.0);
+		b = 1.0 / ((double)g->block_cap * (double)g->block_cap);
+		return (size_t)(1.0 / sqrt(a - v * (a - b)) + 0.5);
+	}
+	for (;;) {
+		double x = exp(g->block_mu + g->block_sigma * tg_normal(g));
+		size_t k = (size_t)(x + 0.5);
+
+		if (k <= g->block_cap)
+			return k < 1 ? 1 : k;
+	}
 }
 
 static int
