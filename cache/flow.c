@@ -98,7 +98,7 @@ struct flow_entry {
 struct flow_stripe {
 	pthread_mutex_t lock;
 	/* lookup path, no lock: relaxed and lossy under concurrency */
-	uint64_t hits, misses, stale_hits, admit_deferred, insert_full;
+	uint64_t hits, misses, stale_hits, admit_deferred, insert_full, bypass_samples;
 	/* under lock */
 	uint64_t inserts, evict_chain, stale_removed;
 } __attribute__((aligned(64)));
@@ -123,6 +123,10 @@ struct flow_cache {
 	uint64_t door_fill;  /* relaxed, sampled */
 	uint64_t door_resets;
 	pthread_mutex_t door_lock;
+	int bypass;          /* relaxed: hit rate low, most flows skip the cache */
+	pthread_mutex_t adapt_lock;
+	uint64_t adapt_hits, adapt_misses; /* sums at the last evaluation */
+	uint64_t bypass_entered;
 	uint64_t entries;    /* atomic */
 	uint64_t thresh, target;
 	uint64_t touch_ns;
@@ -232,6 +236,7 @@ flow_config_default(struct flow_config *c)
 	c->admit = FLOW_ADMIT_DOORKEEPER;
 	c->doorkeeper_bits_log = 21;
 	c->reclaim_bytes = 512 * 1024;
+	c->bypass_below = 30;
 }
 
 /* SipHash-1-3 over n little-endian 64-bit words. */
@@ -355,7 +360,7 @@ flow_cache_new(const struct flow_config *c)
 	if (!c || c->buckets == 0 || c->buckets > (1u << 30) || c->max_entries == 0 ||
 	    c->gc_timeout == 0 || c->gc_interval == 0 || c->chain_cap == 0 ||
 	    c->doorkeeper_bits_log < 6 || c->doorkeeper_bits_log > 32 ||
-	    c->admit > FLOW_ADMIT_DOORKEEPER) {
+	    c->admit > FLOW_ADMIT_DOORKEEPER || c->bypass_below > 90) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -394,6 +399,7 @@ flow_cache_new(const struct flow_config *c)
 		pthread_mutex_init(&fc->stripes[i].lock, NULL);
 	fc->door_limit = (fc->door_mask + 1) / 16;
 	pthread_mutex_init(&fc->door_lock, NULL);
+	pthread_mutex_init(&fc->adapt_lock, NULL);
 	pthread_mutex_init(&fc->gc_lock, NULL);
 	pthread_mutex_init(&fc->rc_lock, NULL);
 	pthread_mutex_init(&fc->wk_lock, NULL);
@@ -525,14 +531,20 @@ flow_pressure_request(struct flow_cache *fc)
 	pthread_mutex_unlock(&fc->wk_lock);
 }
 
-/* Set a doorkeeper bit; every 64th set (by hash) adds 64 to the fill
- * estimate, and past the limit one thread clears the filter. */
+/*
+ * Set a doorkeeper bit; every 64th set (by hash) adds 64 to the fill
+ * estimate, and past the limit one thread clears the filter. The bit is
+ * set with a relaxed load and store, not a locked OR: a locked
+ * instruction on every miss stops the CPU from overlapping consecutive
+ * lookups (measured: all-miss 3x slower), and a bit lost to a racing
+ * store only delays one flow's admission.
+ */
 static void
 flow_door_set(struct flow_cache *fc, uint64_t *w, uint64_t m, uint64_t h)
 {
 	uint64_t i;
 
-	__atomic_fetch_or(w, m, __ATOMIC_RELAXED);
+	st(w, ld(w) | m);
 	if ((h >> 58) != 0)
 		return;
 	if (__atomic_add_fetch(&fc->door_fill, 64, __ATOMIC_RELAXED) < fc->door_limit)
@@ -612,16 +624,76 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t t
 	flow_retire(fc, dead, ndead);
 }
 
+/*
+ * Bypass: 1 flow in FLOW_BYPASS_SAMPLE keeps using the cache while the
+ * others go straight to the FIB. Picked by a cheap multiplicative hash of
+ * the addresses: no SipHash and no cache line touched for the others.
+ */
+#define FLOW_BYPASS_SAMPLE 16
+
+static inline bool
+flow_sampled(const struct flow_key *k)
+{
+	uint64_t w[4];
+
+	memcpy(w, k->dst.b, 16);
+	memcpy(w + 2, k->src.b, 16);
+	return (((w[0] ^ w[1] * 0x9e3779b97f4a7c15ull ^ w[2] ^ w[3] * 0xc2b2ae3d27d4eb4full ^
+		  k->iif) * 0x9e3779b97f4a7c15ull) >> 60) == 0;
+}
+
+/*
+ * Evaluate the hit rate since the last evaluation (at least 1024
+ * lookups, sampled ones while bypassing) and switch bypass with 10 points
+ * of hysteresis. Called every 16 misses of a stripe, and every 256 hits
+ * of one while bypassing (so that a rising rate is seen).
+ */
+static void
+flow_adapt(struct flow_cache *fc)
+{
+	uint64_t h = 0, m = 0, dh, dm, rate;
+	uint32_t i;
+	int on;
+
+	if (pthread_mutex_trylock(&fc->adapt_lock))
+		return;
+	for (i = 0; i <= fc->stripe_mask; i++) {
+		h += ld(&fc->stripes[i].hits);
+		m += ld(&fc->stripes[i].misses);
+	}
+	dh = h - fc->adapt_hits;
+	dm = m - fc->adapt_misses;
+	if (dh + dm >= 1024) {
+		fc->adapt_hits = h;
+		fc->adapt_misses = m;
+		rate = dh * 100 / (dh + dm);
+		on = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
+		if (!on && rate < fc->cfg.bypass_below) {
+			__atomic_store_n(&fc->bypass, 1, __ATOMIC_RELAXED);
+			st(&fc->bypass_entered, ld(&fc->bypass_entered) + 1);
+		} else if (on && rate >= fc->cfg.bypass_below + 10) {
+			__atomic_store_n(&fc->bypass, 0, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_mutex_unlock(&fc->adapt_lock);
+}
+
 int
 flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *key,
 		struct fib_result *res)
 {
 	struct flow_stripe *s;
 	struct flow_entry *e;
-	uint64_t h, gen, now, *w = NULL, m = 0, bit;
+	uint64_t h, gen, now, *w = NULL, m = 0, bit, n;
 	uint32_t b, tag;
+	int bypass;
 
 	if (!fc->cfg.enabled) {
+		*res = flow_fib_lookup(fib, key);
+		return 0;
+	}
+	bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
+	if (__builtin_expect(bypass, 0) && !flow_sampled(key)) {
 		*res = flow_fib_lookup(fib, key);
 		return 0;
 	}
@@ -648,13 +720,24 @@ flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_
 		if (now - ld(&e->last_use) >= fc->touch_ns && now > ld(&e->last_use))
 			st(&e->last_use, now);
 		*res = e->res;
-		inc(&s->hits);
+		n = ld(&s->hits) + 1;
+		st(&s->hits, n);
 		FLOW_TSAN_RELEASE(fc);
+		if (__builtin_expect(bypass, 0)) {
+			inc(&s->bypass_samples);
+			if ((n & 255) == 0)
+				flow_adapt(fc);
+		}
 		return 1;
 	}
 	FLOW_TSAN_RELEASE(fc);
 miss:
-	inc(&s->misses);
+	n = ld(&s->misses) + 1;
+	st(&s->misses, n);
+	if (bypass)
+		inc(&s->bypass_samples);
+	if ((n & 15) == 0 && fc->cfg.bypass_below)
+		flow_adapt(fc);
 	*res = flow_fib_lookup(fib, key);
 	if (w && !(ld(w) & m)) {
 		flow_door_set(fc, w, m, h);
@@ -676,6 +759,7 @@ struct flow_scan {
 	int mode;
 	uint64_t idle, stale; /* removed */
 	uint64_t scanned;
+	uint64_t kept_age_max; /* oldest entry kept in this sweep */
 };
 
 static void
@@ -697,6 +781,8 @@ flow_scan_bucket(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
 			sc->idle++;
 		} else {
 			tmo >>= 1; /* long chains age faster */
+			if (age > sc->kept_age_max)
+				sc->kept_age_max = age;
 			pp = &x->next;
 			continue;
 		}
@@ -864,14 +950,18 @@ flow_cache_gc(struct flow_cache *fc, const struct fib *fib, uint64_t now)
 	sc.tmo = fc->cfg.gc_timeout;
 	sc.mode = SCAN_PRESSURE;
 	/* rt_garbage_collect: sweep with the timeout, halve it until the
-	 * goal is met; at zero everything may go. */
+	 * goal is met; at zero everything may go. Halvings that could not
+	 * remove anything (below the oldest age kept) are skipped. */
 	for (;;) {
+		sc.kept_age_max = 0;
 		removed += flow_scan_run(fc, &fc->prover, nb, &sc, goal - removed);
 		if (removed >= goal || __atomic_load_n(&fc->stopping, __ATOMIC_RELAXED))
 			break;
 		if (sc.mode == SCAN_FORCE)
 			break;
 		sc.tmo >>= 1;
+		if (sc.tmo > sc.kept_age_max / 2)
+			sc.tmo = sc.kept_age_max / 2;
 		if (sc.tmo == 0)
 			sc.mode = SCAN_FORCE;
 	}
@@ -1034,6 +1124,7 @@ flow_cache_free(struct flow_cache *fc)
 	for (i = 0; i <= fc->stripe_mask; i++)
 		pthread_mutex_destroy(&fc->stripes[i].lock);
 	pthread_mutex_destroy(&fc->door_lock);
+	pthread_mutex_destroy(&fc->adapt_lock);
 	pthread_mutex_destroy(&fc->gc_lock);
 	pthread_mutex_destroy(&fc->rc_lock);
 	pthread_mutex_destroy(&fc->wk_lock);
@@ -1059,13 +1150,14 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 		st_->stale_hits += ld(&s->stale_hits);
 		st_->admit_deferred += ld(&s->admit_deferred);
 		st_->insert_full += ld(&s->insert_full);
+		st_->bypassed += ld(&s->bypass_samples) * (FLOW_BYPASS_SAMPLE - 1);
 		pthread_mutex_lock(&s->lock);
 		st_->inserts += s->inserts;
 		st_->evict_chain += s->evict_chain;
 		st_->expired_stale += s->stale_removed;
 		pthread_mutex_unlock(&s->lock);
 	}
-	st_->lookups = st_->hits + st_->misses;
+	st_->lookups = st_->hits + st_->misses + st_->bypassed;
 	st_->evict_size = ld(&fc->evict_size);
 	st_->expired_idle = ld(&fc->expired_idle);
 	st_->expired_stale += ld(&fc->expired_stale);
@@ -1078,6 +1170,8 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 	st_->gc_ns_max = ld(&fc->gc_ns_max);
 	st_->yields = ld(&fc->yields);
 	st_->doorkeeper_resets = ld(&fc->door_resets);
+	st_->bypass = (uint64_t)__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
+	st_->bypass_entered = ld(&fc->bypass_entered);
 	pthread_mutex_lock(&fc->rc_lock);
 	st_->reclaim = fc->rc;
 	pthread_mutex_unlock(&fc->rc_lock);

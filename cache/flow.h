@@ -11,7 +11,9 @@
  *  - unbounded growth: max_entries is a hard limit, pressure GC keeps the
  *    count below it;
  *  - pure overhead at low hit rates: a doorkeeper bitmap admits a flow only
- *    on its second sighting and lets first-seen flows skip the bucket walk.
+ *    on its second sighting and lets first-seen flows skip the bucket walk;
+ *    when the measured hit rate falls under bypass_below, 15 flows in 16
+ *    skip the cache entirely (the 16th keeps measuring).
  *
  * Readers (lookup threads) never lock: chains are RCU lists. Inserts and
  * removals take one of a striped array of locks, never a global one.
@@ -83,6 +85,8 @@ struct flow_config {
 	uint32_t admit;               /* enum flow_admit */
 	uint32_t doorkeeper_bits_log; /* 21: 2^21 bits (256 KiB) */
 	uint32_t reclaim_bytes;       /* 512 KiB retired per call_rcu batch */
+	uint32_t bypass_below;        /* 30: hit rate (%) under which 15 flows in
+				       * 16 skip the cache; left at +10; 0: never */
 	uint64_t secret[2];           /* hash key: random per process */
 	flow_clock_fn clock;          /* NULL: CLOCK_MONOTONIC_COARSE */
 	void *clock_arg;
@@ -106,6 +110,10 @@ struct flow_stats {
 	uint64_t gc_ns_last, gc_ns_max; /* wall time of one run, yields included */
 	uint64_t yields;
 	uint64_t doorkeeper_resets;
+	uint64_t bypassed;        /* lookups sent straight to the FIB (estimated:
+				   * 15 x the sampled ones) */
+	uint64_t bypass;          /* 1 while bypassing */
+	uint64_t bypass_entered;
 	uint64_t bytes;           /* buckets, locks, doorkeeper, entries, pending */
 	struct fib_reclaim_stats reclaim;
 };

@@ -97,6 +97,7 @@ cfg_test(struct flow_config *c, struct fake_clock *clk)
 	c->max_entries = 1 << 16;
 	c->admit = FLOW_ADMIT_ALL;
 	c->reclaim_bytes = 4096;
+	c->bypass_below = 0; /* test_bypass turns it on */
 	if (clk) {
 		c->clock = fake_now;
 		c->clock_arg = clk;
@@ -262,6 +263,47 @@ START_TEST(test_doorkeeper)
 	flow_cache_stats(fc, &st);
 	ck_assert_uint_lt(st.inserts, 1 + 100000 / 10);
 	ck_assert_uint_gt(st.doorkeeper_resets, 0);
+	flow_cache_free(fc);
+	fib_teardown(fib);
+}
+END_TEST
+
+/*
+ * All-miss traffic switches to bypass (most flows skip the cache, little
+ * is inserted); a small hot set switches it off again.
+ */
+START_TEST(test_bypass)
+{
+	struct fib *fib = fib_setup();
+	struct flow_config c;
+	struct flow_cache *fc;
+	struct flow_stats st;
+	int ans, i;
+
+	cfg_test(&c, NULL);
+	c.admit = FLOW_ADMIT_DOORKEEPER;
+	c.bypass_below = 30;
+	c.buckets = 4096;
+	fc = flow_cache_new(&c);
+	for (i = 0; i < 200000; i++)
+		lookup(fc, fib, A(10, 0, 0, 0) + (uint32_t)i * 7, (uint32_t)i, &ans);
+	flow_cache_stats(fc, &st);
+	ck_assert_uint_eq(st.bypass, 1);
+	ck_assert_uint_eq(st.bypass_entered, 1);
+	ck_assert_uint_eq(st.hits, 0);
+	/* about 15/16 of the lookups after the switch */
+	ck_assert_uint_gt(st.bypassed, 150000);
+	ck_assert_uint_lt(st.bypassed, 200000);
+	ck_assert_uint_lt(st.inserts, 20000);
+	ck_assert_int_eq(ans, 8 * 256 + 1); /* bypassed answers are right */
+
+	/* 1000 hot flows: the sampled ones hit, the rate climbs, bypass ends */
+	for (i = 0; i < 400000; i++)
+		lookup(fc, fib, A(10, 1, 0, 0) + (uint32_t)(i % 1000), 5, &ans);
+	flow_cache_stats(fc, &st);
+	ck_assert_uint_eq(st.bypass, 0);
+	ck_assert_uint_gt(st.hits, 100000);
+	ck_assert_uint_lt(st.lookups > 600000 ? st.lookups - 600000 : 600000 - st.lookups, 12000);
 	flow_cache_free(fc);
 	fib_teardown(fib);
 }
@@ -749,6 +791,7 @@ flow_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_hit_miss);
 	tcase_add_test(tc, test_doorkeeper);
+	tcase_add_test(tc, test_bypass);
 	tcase_add_test(tc, test_generation);
 	tcase_add_test(tc, test_churn);
 	tcase_add_test(tc, test_expire_exact);
