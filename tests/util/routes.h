@@ -47,7 +47,7 @@ void routes_free(struct routes *rt);
  * Append one route with line number line; gw_family 0 for no next hop,
  * else AF_INET or AF_INET6 for gw. The family of the first route fixes the
  * set's family. Returns 0, -EINVAL (other family, bad length, host bits
- * set) or -ENOMEM.
+ * set) or -ENOMEM. Context: any; rt belongs to one thread.
  */
 int routes_add(struct routes *rt, int family, const union fib_addr *dst, unsigned plen,
 	       int gw_family, const union fib_addr *gw, uint32_t line);
@@ -55,6 +55,7 @@ int routes_add(struct routes *rt, int family, const union fib_addr *dst, unsigne
 /*
  * Parse one line (without the newline) and append its route; blank and
  * comment lines add nothing. Returns 0 or -EINVAL with a message in err.
+ * Context: any.
  */
 int routes_parse_line(struct routes *rt, const char *s, uint32_t line, char *err, size_t errlen);
 
@@ -65,18 +66,21 @@ int routes_parse_line(struct routes *rt, const char *s, uint32_t line, char *err
  */
 int routes_read(struct routes *rt, const char *path, char *err, size_t errlen);
 
-/* Write the routes in the file format, in array order. Returns 0 or -EIO. */
+/* Write the routes in the file format, in array order. Returns 0 or -EIO.
+ * Context: any. */
 int routes_write(const struct routes *rt, FILE *f);
 
-/* "a.b.c.d/len" or "x::/len" of route i into buf (>= 64 bytes). */
+/* "a.b.c.d/len" or "x::/len" of route i into buf (>= 64 bytes). Context: any. */
 const char *routes_prefix_str(const struct routes *rt, size_t i, char *buf, size_t len);
 
-/* Compare two routes by address then length (file order). */
+/* Compare two routes by address then length (file order). Context: any. */
 int routes_cmp(const struct fib_route *a, const struct fib_route *b);
 
 /*
  * Map prefixes back to their route index: an open-addressing hash from
- * (prefix, plen) to the first route with that prefix.
+ * (prefix, plen) to the first route with that prefix. Build returns 0 or
+ * -ENOMEM; the index reads rt, which must outlive it and not change.
+ * Context: any; lookups from any number of threads once built.
  */
 struct routes_index {
 	size_t mask;
@@ -91,7 +95,7 @@ void routes_index_free(struct routes_index *ix);
 /*
  * Where the shared real tables are: $FIBD_SHARED if set, else
  * TOP_SRCDIR/../shared/data. Returns buf, or NULL if that directory does
- * not exist.
+ * not exist. Context: any.
  */
 const char *routes_shared_dir(char *buf, size_t len);
 /* Full path of a shared file into buf, or NULL if it is not there. */

@@ -30,14 +30,19 @@ struct trace {
 /* Release the addresses. Context: any. */
 void trace_free(struct trace *t);
 
-/* n uniform random IPv4 addresses. Returns 0 or -ENOMEM. */
+/*
+ * Generators fill t (uninitialised) and return 0, -EINVAL or -ENOMEM.
+ * Context: any.
+ */
+/* n uniform random addresses of the family (IPv6: all 128 bits random). */
 int trace_uniform(struct trace *t, int family, size_t n, uint64_t seed);
 /* n addresses inside random routes of rt (family of rt); rt->n > 0. */
 int trace_routed(struct trace *t, const struct routes *rt, size_t n, uint64_t seed);
 /* n draws from flows distinct routed addresses with Zipf(1.0) ranks. */
 int trace_zipf(struct trace *t, const struct routes *rt, size_t n, size_t flows, uint64_t seed);
 
-/* Read or write a trace file of a given family. Return 0 or -errno. */
+/* Read or write a trace file of a given family. Return 0 or -errno.
+ * Context: any. */
 int trace_read(struct trace *t, int family, const char *path);
 int trace_write(const struct trace *t, const char *path);
 
