@@ -239,6 +239,30 @@ START_TEST(test_zipf_skew)
 }
 END_TEST
 
+START_TEST(test_shared_dir)
+{
+	char buf[4096];
+	const char *path = write_file("x", 0);
+	const char *slash = strrchr(path, '/');
+	char dir[64];
+	struct trace t;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	setenv("FIBD_SHARED", dir, 1);
+	ck_assert_str_eq(routes_shared_dir(buf, sizeof(buf)), dir);
+	ck_assert_ptr_nonnull(routes_shared_file(slash + 1, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, path);
+	ck_assert_ptr_null(routes_shared_file("no-such-table.txt.gz", buf, sizeof(buf)));
+	/* a 1-byte file is no trace of 4- or 16-byte addresses */
+	ck_assert_int_eq(trace_read(&t, AF_INET, path), -EINVAL);
+	ck_assert_int_eq(trace_read(&t, AF_INET6, "/nonexistent/trace"), -ENOENT);
+	setenv("FIBD_SHARED", "/nonexistent/shared", 1);
+	ck_assert_ptr_null(routes_shared_dir(buf, sizeof(buf)));
+	unsetenv("FIBD_SHARED");
+	unlink(path);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -253,6 +277,7 @@ main(void)
 	tcase_add_test(tc, test_v6_and_index);
 	tcase_add_test(tc, test_traces);
 	tcase_add_test(tc, test_zipf_skew);
+	tcase_add_test(tc, test_shared_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
