@@ -4,7 +4,7 @@
  *
  *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N]
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
- *            [--single-and-batch] [--dpdk] [--verify]
+ *            [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
  *   fibbench [--gen6] ...             (../shared/data tier-1 table, or a
  *                                      generated full table without it)
@@ -20,6 +20,10 @@
  * routes file, so any two correct LPM implementations agree on it. With
  * --threads T the trace is split into T slices looked up in parallel and
  * the rate is lookups over the wall time of the slowest.
+ *
+ * `bytes` is fib_stats().bytes; rss_delta, the growth of the resident set
+ * over fib_new + fib_load (after reclamation), is an outside check of it.
+ * --save-trace FILE writes the trace used (for ../shared/bench/peer_lpm).
  *
  * --verify recomputes the checksum with a naive longest-prefix match
  * (one hash probe per prefix length) and fails when they differ.
@@ -56,7 +60,7 @@
 #define BENCH_CHUNK 64
 
 struct bench_opts {
-	const char *routes, *trace;
+	const char *routes, *trace, *save_trace;
 	size_t uniform, routed, gen;
 	int gen6;
 	uint64_t seed;
@@ -89,13 +93,28 @@ bench_now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* Resident set size, an outside view of what fib_load kept. */
+static long long
+bench_rss(void)
+{
+	long long pages = -1, rss = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%lld %lld", &pages, &rss) != 2)
+			rss = -1;
+		fclose(f);
+	}
+	return rss < 0 ? -1 : rss * 4096;
+}
+
 static void
 bench_usage(void)
 {
 	fprintf(stderr,
 		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
-		"                [--single-and-batch] [--dpdk] [--verify]\n"
+		"                [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]\n"
 		"       fibbench --gen N [--gen6] ...\n"
 		"       fibbench [--gen6] ...   (shared tier-1 table, else a generated one)\n");
 	exit(2);
@@ -299,7 +318,8 @@ static void
 bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_ROUTES = 256, O_TRACE, O_UNIFORM, O_ROUTED, O_SEED, O_BATCH, O_THREADS, O_RUNS,
-	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY };
+	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY,
+	       O_SAVE };
 	static const struct option lo[] = {
 		{ "routes", required_argument, NULL, O_ROUTES },
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -318,6 +338,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "zipf", required_argument, NULL, O_ZIPF },
 		{ "all-miss", no_argument, NULL, O_ALLMISS },
 		{ "verify", no_argument, NULL, O_VERIFY },
+		{ "save-trace", required_argument, NULL, O_SAVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -332,7 +353,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		char *end = NULL;
 		unsigned long long v = 0;
 
-		if (optarg && c != O_ROUTES && c != O_TRACE) {
+		if (optarg && c != O_ROUTES && c != O_TRACE && c != O_SAVE) {
 			errno = 0;
 			v = strtoull(optarg, &end, 0);
 			if (errno || *end || end == optarg)
@@ -394,6 +415,9 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		case O_VERIFY:
 			o->verify = 1;
 			break;
+		case O_SAVE:
+			o->save_trace = optarg;
+			break;
 		case O_CACHE:
 		case O_ZIPF:
 		case O_ALLMISS:
@@ -441,6 +465,7 @@ main(int argc, char **argv)
 	char err[512], shared[4096];
 	double t0, build_s, read_s;
 	size_t fib_routes;
+	long long rss0, rss_delta;
 
 	bench_parse(argc, argv, &o);
 	routes_init(&rt);
@@ -484,12 +509,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "fibbench: trace: %s\n", strerror(-ret));
 		return 1;
 	}
+	if (o.save_trace && (ret = trace_write(&t, o.save_trace)) < 0) {
+		fprintf(stderr, "fibbench: %s: %s\n", o.save_trace, strerror(-ret));
+		return 1;
+	}
 	if (routes_index_build(&ix, &rt) < 0) {
 		fprintf(stderr, "fibbench: out of memory\n");
 		return 1;
 	}
 
 	fib_thread_online();
+	rss0 = bench_rss();
 	t0 = bench_now();
 	fib = fib_new(NULL);
 	if (!fib) {
@@ -502,6 +532,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "fibbench: fib_load: %s\n", strerror(-ret));
 		return 1;
 	}
+	fib_reclaim_flush(fib);
+	fib_reclaim_barrier(fib);
+	rss_delta = bench_rss() - rss0;
 	fib_routes = fib_count(fib, rt.family);
 	fib_stats(fib, &st);
 	ts = rt.family == AF_INET ? &st.v4 : &st.v6;
@@ -546,19 +579,19 @@ main(int argc, char **argv)
 		       "  \"matched\": %zu,\n  \"bytes\": %" PRIu64 ",\n  \"bytes_per_route\": %.1f,\n"
 		       "  \"trie_bytes\": %" PRIu64 ",\n  \"info_bytes\": %" PRIu64 ",\n"
 		       "  \"depth_avg\": %.2f,\n  \"depth_max\": %u,\n  \"leaves\": %" PRIu64 ",\n"
-		       "  \"nodes\": %" PRIu64 ",\n  \"modes\": [\n",
+		       "  \"nodes\": %" PRIu64 ",\n  \"rss_delta\": %lld,\n  \"modes\": [\n",
 		       rt.n, fib_routes, rt.family == AF_INET ? "ipv4" : "ipv6", read_s, build_s, t.n,
 		       batches[nruns - 1], o.threads, o.runs, mlps, main_run->best_s / t.n * 1e9,
 		       main_run->checksum, main_run->matched, st.bytes,
 		       (double)st.bytes / (double)rt.n, ts->bytes, st.info_bytes,
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
-		       ts->leaves, ts->nodes);
+		       ts->leaves, ts->nodes, rss_delta);
 	} else {
 		printf("routes %zu (%s, in FIB %zu), read %.3f s, build %.3f s, %" PRIu64
-		       " bytes = %.1f bytes/route, depth avg %.2f max %u\n"
+		       " bytes = %.1f bytes/route (RSS grew %.1f), depth avg %.2f max %u\n"
 		       "lookups %zu, threads %d, best of %d\n",
 		       rt.n, rt.family == AF_INET ? "IPv4" : "IPv6", fib_routes, read_s, build_s,
-		       st.bytes, (double)st.bytes / (double)rt.n,
+		       st.bytes, (double)st.bytes / (double)rt.n, (double)rss_delta / (double)rt.n,
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
 		       t.n, o.threads, o.runs);
 	}
