@@ -8,14 +8,20 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fib/pool.h"
 
-#define POOL_CHUNK (256u * 1024)
+#define POOL_CHUNK (64u * 1024)
+#define POOL_SUPER (2u * 1024 * 1024) /* one transparent huge page */
+#define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
 #define POOL_NSMALL (POOL_SMALL_MAX / 8)
-#define POOL_LARGE_MIN_SHIFT 10 /* then powers of two: 1K .. 64K */
-#define POOL_LARGE_MAX_SHIFT 16
+/* then 2^k + 32 bytes, which fits a node of 2^(k-3) children and its
+ * header in either key width with at most 16 bytes to spare: 544 .. 16K+32 */
+#define POOL_LARGE_MIN_SHIFT 9
+#define POOL_LARGE_MAX_SHIFT 14
+#define POOL_LARGE_EXTRA 32u
 #define POOL_NLARGE (POOL_LARGE_MAX_SHIFT - POOL_LARGE_MIN_SHIFT + 1)
 #define POOL_NCLASS (POOL_NSMALL + POOL_NLARGE)
 
@@ -34,8 +40,9 @@ struct pool_class {
 struct pool {
 	pthread_mutex_t lock;
 	struct pool_class cls[POOL_NCLASS];
-	void **chunks;
-	size_t nchunks, chunks_cap;
+	void **supers; /* 2 MiB superblocks, carved into chunks */
+	size_t nsupers, supers_cap;
+	char *scur, *send; /* carve pointer in the current superblock */
 	struct pool_big big; /* list head */
 	uint64_t bytes;
 	uint64_t reserved;
@@ -43,6 +50,8 @@ struct pool {
 	long fail_after;
 #endif
 };
+
+static void pool_big_unmap(struct pool_big *b);
 
 static int
 pool_class_of(size_t size, size_t *csize)
@@ -55,8 +64,8 @@ pool_class_of(size_t size, size_t *csize)
 		return (int)c - 1;
 	}
 	for (int s = POOL_LARGE_MIN_SHIFT; s <= POOL_LARGE_MAX_SHIFT; s++)
-		if (size <= (1ul << s)) {
-			*csize = 1ul << s;
+		if (size <= (1ul << s) + POOL_LARGE_EXTRA) {
+			*csize = (1ul << s) + POOL_LARGE_EXTRA;
 			return POOL_NSMALL + s - POOL_LARGE_MIN_SHIFT;
 		}
 	*csize = size;
@@ -80,37 +89,77 @@ pool_free_all(struct pool *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nchunks; i++)
-		free(p->chunks[i]);
-	free(p->chunks);
+	for (size_t i = 0; i < p->nsupers; i++)
+		munmap(p->supers[i], POOL_SUPER);
+	free(p->supers);
 	for (struct pool_big *b = p->big.next, *nb; b != &p->big; b = nb) {
 		nb = b->next;
-		free(b);
+		pool_big_unmap(b);
 	}
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
+/* A 2 MiB-aligned mapping of len bytes (a multiple of 2 MiB), huge pages
+ * requested. */
+static void *
+pool_map_huge(size_t len)
+{
+	size_t span = len + POOL_SUPER;
+	char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *a;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)m + POOL_SUPER - 1) & ~(uintptr_t)(POOL_SUPER - 1));
+	if (a > m)
+		munmap(m, (size_t)(a - m));
+	if (m + span > a + len)
+		munmap(a + len, (size_t)(m + span - (a + len)));
+	madvise(a, len, MADV_HUGEPAGE);
+	return a;
+}
+
+static size_t
+pool_big_len(size_t csize)
+{
+	size_t len = sizeof(struct pool_big) + csize;
+
+	if (len >= POOL_BIG_HUGE)
+		return (len + POOL_SUPER - 1) & ~(size_t)(POOL_SUPER - 1);
+	return (len + 4095) & ~(size_t)4095;
+}
+
+static void
+pool_big_unmap(struct pool_big *b)
+{
+	munmap(b, pool_big_len(b->size));
+}
+
 static int
 pool_grow(struct pool *p, struct pool_class *c, size_t csize)
 {
-	char *chunk;
-
-	if (p->nchunks == p->chunks_cap) {
-		size_t ncap = p->chunks_cap ? p->chunks_cap * 2 : 64;
-		void **n = realloc(p->chunks, ncap * sizeof(*n));
-		if (!n)
+	if (p->scur == p->send) {
+		char *sb;
+		if (p->nsupers == p->supers_cap) {
+			size_t ncap = p->supers_cap ? p->supers_cap * 2 : 16;
+			void **n = realloc(p->supers, ncap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			p->supers = n;
+			p->supers_cap = ncap;
+		}
+		sb = pool_map_huge(POOL_SUPER);
+		if (!sb)
 			return -ENOMEM;
-		p->chunks = n;
-		p->chunks_cap = ncap;
+		p->supers[p->nsupers++] = sb;
+		__atomic_fetch_add(&p->reserved, POOL_SUPER, __ATOMIC_RELAXED);
+		p->scur = sb;
+		p->send = sb + POOL_SUPER;
 	}
-	chunk = aligned_alloc(64, POOL_CHUNK);
-	if (!chunk)
-		return -ENOMEM;
-	p->chunks[p->nchunks++] = chunk;
-	__atomic_fetch_add(&p->reserved, POOL_CHUNK, __ATOMIC_RELAXED);
-	c->cur = chunk;
-	c->end = chunk + POOL_CHUNK / csize * csize;
+	c->cur = p->scur;
+	c->end = p->scur + POOL_CHUNK / csize * csize;
+	p->scur += POOL_CHUNK;
 	return 0;
 }
 
@@ -130,7 +179,11 @@ pool_alloc(struct pool *p, size_t size)
 	}
 #endif
 	if (ci < 0) {
-		struct pool_big *b = aligned_alloc(64, (sizeof(*b) + csize + 63) & ~(size_t)63);
+		size_t len = pool_big_len(csize);
+		struct pool_big *b = len >= POOL_BIG_HUGE ? pool_map_huge(len)
+			: mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED)
+			b = NULL;
 		if (b) {
 			b->size = csize;
 			b->next = p->big.next;
@@ -138,7 +191,7 @@ pool_alloc(struct pool *p, size_t size)
 			p->big.next->prev = b;
 			p->big.next = b;
 			__atomic_fetch_add(&p->bytes, csize, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&p->reserved, csize + sizeof(*b), __ATOMIC_RELAXED);
+			__atomic_fetch_add(&p->reserved, len, __ATOMIC_RELAXED);
 			obj = b + 1;
 		}
 	} else {
@@ -173,8 +226,8 @@ pool_free(struct pool *p, void *obj, size_t size)
 		struct pool_big *b = (struct pool_big *)obj - 1;
 		b->prev->next = b->next;
 		b->next->prev = b->prev;
-		__atomic_fetch_sub(&p->reserved, csize + sizeof(*b), __ATOMIC_RELAXED);
-		free(b);
+		__atomic_fetch_sub(&p->reserved, pool_big_len(csize), __ATOMIC_RELAXED);
+		pool_big_unmap(b);
 	} else {
 		*(void **)obj = p->cls[ci].free;
 		p->cls[ci].free = obj;

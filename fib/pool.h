@@ -3,7 +3,7 @@
  * DOC: per-FIB memory pools
  *
  * Trie nodes, leaves and interned attribute sets come from size-classed
- * pools carved out of 256 KiB chunks: no per-object malloc header (a 24-byte
+ * pools carved out of 64 KiB chunks: no per-object malloc header (a 24-byte
  * leaf costs 24 bytes), neighbours allocated together, exact byte counts,
  * and freeing a whole FIB releases chunks, not millions of objects.
  * Objects larger than a chunk class (wide root nodes) go to malloc and are

@@ -94,8 +94,25 @@ struct tleaf {
 	struct fib_alias fa[];
 };
 
+/*
+ * Root fallbacks. A lookup that finds nothing below the root would strip
+ * the root index bit by bit, one cache miss per try, up to bits tries: the
+ * common case for unrouted space. Instead slot[i] holds the leaf of the
+ * longest prefix that covers the whole range of root slot i (any table);
+ * its aliases answer at once, and only when they do not (another table or
+ * tos) does the lookup strip bits as the kernel does. Rebuilt when the root
+ * changes, patched when a short prefix changes; readers use it only if it
+ * belongs to the root they read.
+ */
+struct rootfb {
+	const struct tkv *node;
+	unsigned long len;
+	struct tleaf *slot[];
+};
+
 struct TRIE_PREFIX {
 	struct tkv *root;
+	struct rootfb *rfb;
 	struct fib_ctx *ctx;
 	size_t routes;
 	uint64_t resizes, inflates, halves, collapses;
@@ -164,8 +181,13 @@ slen_covers(tkey index, unsigned slen)
 	return slen >= KEYBITS || (index >> slen) == 0;
 }
 
+/*
+ * First (longest) alias of l covering key in table with tos. With
+ * minslen >= 0 the writer asks instead for the longest alias of any table
+ * and tos whose suffix is at least minslen (root fallbacks).
+ */
 static inline const struct fib_alias *
-leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos)
+leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos, int minslen)
 {
 	tkey index = key ^ l->kv.key;
 
@@ -173,6 +195,11 @@ leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos)
 		const struct fib_alias *fa = &l->fa[i];
 		if (!slen_covers(index, fa->slen))
 			continue;
+		if (minslen >= 0) {
+			if (fa->slen < minslen)
+				continue;
+			return fa;
+		}
 		if (fa->table != table)
 			continue;
 		if (fa->tos && fa->tos != tos)
@@ -190,8 +217,8 @@ leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos)
  * Call with rcu_read_lock held.
  */
 static const struct fib_alias *
-trie_lookup_slow(const struct tkv *root, tkey key, uint32_t table, uint8_t tos,
-		 const struct tleaf **lp)
+trie_lookup_slow(const struct tkv *root, const struct rootfb *F, tkey key, uint32_t table,
+		 uint8_t tos, int minslen, const struct tleaf **lp)
 {
 	struct {
 		const struct tnode *pn;
@@ -203,9 +230,12 @@ trie_lookup_slow(const struct tkv *root, tkey key, uint32_t table, uint8_t tos,
 	const struct tkv *n = root;
 	struct tkv *const *cptr;
 	const struct fib_alias *fa;
+	bool fb_tried = false;
 
 	if (!n)
 		return NULL;
+	if (F && F->node != root)
+		F = NULL; /* built for another root: strip bits instead */
 
 	/* Step 1: travel to the longest prefix match in the trie */
 	for (;;) {
@@ -236,8 +266,25 @@ trie_lookup_slow(const struct tkv *root, tkey key, uint32_t table, uint8_t tos,
 			break;
 		while ((n = T_LOAD(*cptr)) == NULL) {
 backtrace:
-			while (!cindex) {
-				if (!pn)
+			for (;;) {
+				if (pn && &pn->kv == root && F && !fb_tried) {
+					const struct tleaf *fl = T_LOAD(F->slot[get_index(key, root)]);
+					fb_tried = true;
+					if (!fl)
+						return NULL;
+					fa = leaf_match(fl, key, table, tos, minslen);
+					if (fa) {
+						*lp = fl;
+						return fa;
+					}
+				}
+				/* Stripping the lowest set bit b of cindex leaves only
+				 * children that need a suffix above pos + b: none if
+				 * this node's slen is lower. */
+				if (cindex && pn->kv.pos + (unsigned)__builtin_ctzl(cindex) <
+						      T_LOAD8(pn->kv.slen))
+					break;
+				if (!sp)
 					return NULL;
 				sp--;
 				pn = stack[sp].pn;
@@ -249,7 +296,7 @@ backtrace:
 	}
 
 found:
-	fa = leaf_match(TLEAF(n), key, table, tos);
+	fa = leaf_match(TLEAF(n), key, table, tos, minslen);
 	if (!fa)
 		goto backtrace;
 	*lp = TLEAF(n);
@@ -262,80 +309,133 @@ TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 	struct fib_result res = { NULL, NULL };
 	const struct tleaf *l = NULL;
 
-	res.alias = (const struct fib_alias *)trie_lookup_slow(T_LOAD(t->root), key, table, tos, &l);
+	res.alias = (const struct fib_alias *)trie_lookup_slow(T_LOAD(t->root), T_LOAD(t->rfb), key,
+							       table, tos, -1, &l);
 	res.leaf = (const struct fib_leaf *)l;
 	return res;
 }
 
 /*
- * Batch lookups: LOOKUP_GROUP lookups advance one level per round, each
- * prefetching its next node, so their cache misses overlap. A lookup whose
- * first leaf does not answer it (the kernel would backtrack) is finished
- * by the scalar path, on nodes the round just brought into the cache.
+ * Batch lookups, software-pipelined: LOOKUP_GROUP lookups are in flight at
+ * once, each advancing by one memory access per round, and every access
+ * was prefetched the round before: a node's header (to compute the child
+ * index), then the child slot (to find the next node), then the leaf. A
+ * lookup that finishes hands its place to the next address at once, so
+ * the misses of LOOKUP_GROUP independent lookups overlap all the time.
+ * An empty root slot goes to the root fallbacks (two more prefetched
+ * steps); a lookup whose first leaf does not answer it (the kernel would
+ * backtrack) is finished by the scalar path.
  */
+enum { LB_NODE, LB_SLOT, LB_FB, LB_FBLEAF };
+
 void
 TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 		 struct fib_result *res, size_t n)
 {
 	const struct tkv *root = T_LOAD(t->root);
+	const struct rootfb *F = T_LOAD(t->rfb);
+	struct {
+		const void *p; /* node or leaf (LB_NODE, LB_FBLEAF), slot (LB_SLOT, LB_FB) */
+		size_t i;
+		unsigned state;
+	} w[LOOKUP_GROUP];
+	unsigned nw = 0;
+	size_t next = 0;
 
-	for (size_t base = 0; base < n; base += LOOKUP_GROUP) {
-		const struct tkv *cur[LOOKUP_GROUP];
-		unsigned g = n - base < LOOKUP_GROUP ? (unsigned)(n - base) : LOOKUP_GROUP;
-		unsigned active = g;
-		uint32_t live = (g == 32 ? 0 : (1u << g)) - 1;
+	if (!root) {
+		for (size_t i = 0; i < n; i++)
+			res[i].leaf = NULL, res[i].alias = NULL;
+		return;
+	}
+	if (F && F->node != root)
+		F = NULL;
+	while (nw < LOOKUP_GROUP && next < n) {
+		w[nw].p = root;
+		w[nw].state = LB_NODE;
+		w[nw++].i = next++;
+	}
+	while (nw) {
+		for (unsigned k = 0; k < nw; k++) {
+			size_t i = w[k].i;
+			tkey key = keys[i];
+			const struct fib_alias *fa = NULL;
+			const struct tkv *c;
+			tkey index;
 
-		for (unsigned i = 0; i < g; i++) {
-			cur[i] = root;
-			res[base + i].leaf = NULL;
-			res[base + i].alias = NULL;
-		}
-		if (!root)
-			continue;
-		while (active) {
-			for (unsigned i = 0; i < g; i++) {
-				const struct tkv *c = cur[i];
-				tkey key, index;
-
-				if (!(live & (1u << i)))
-					continue;
-				key = keys[base + i];
+			switch (w[k].state) {
+			case LB_SLOT:
+				c = T_LOAD(*(struct tkv *const *)w[k].p);
+				if (!c) {
+					if (w[k].p >= (const void *)TNODE(root)->child &&
+					    w[k].p < (const void *)(TNODE(root)->child + child_length(root)) &&
+					    F) {
+						w[k].p = &F->slot[get_index(key, root)];
+						w[k].state = LB_FB;
+						__builtin_prefetch(w[k].p);
+						continue;
+					}
+					goto slow;
+				}
+				__builtin_prefetch(c);
+				w[k].p = c;
+				w[k].state = LB_NODE;
+				continue;
+			case LB_FB:
+				c = (const struct tkv *)T_LOAD(*(struct tleaf *const *)w[k].p);
+				if (!c)
+					goto done; /* no prefix covers this root slot */
+				__builtin_prefetch(c);
+				w[k].p = c;
+				w[k].state = LB_FBLEAF;
+				continue;
+			case LB_FBLEAF:
+				c = w[k].p;
+				fa = leaf_match(TLEAF(c), key, table, 0, -1);
+				if (!fa)
+					goto slow;
+				goto found;
+			default:
+				c = w[k].p;
 				index = get_cindex(key, c);
 				if (IS_LEAF(c)) {
-					const struct fib_alias *fa = NULL;
 					/* exact key, or the kernel's step 2 on this leaf */
 					if (index == 0 ||
 					    (!prefix_mismatch(key, c) && T_LOAD8(c->slen) != 0))
-						fa = leaf_match(TLEAF(c), key, table, 0);
-					if (fa) {
-						res[base + i].leaf = (const struct fib_leaf *)c;
-						res[base + i].alias = (const struct fib_alias *)fa;
-					} else {
+						fa = leaf_match(TLEAF(c), key, table, 0, -1);
+					if (!fa)
 						goto slow;
-					}
-				} else if (index >> c->bits) {
+					goto found;
+				}
+				if (index >> c->bits)
 					goto slow;
-				} else {
-					const struct tkv *nx =
-						T_LOAD(TNODE(c)->child[(unsigned long)index]);
-					if (!nx)
-						goto slow;
-					__builtin_prefetch(nx);
-					cur[i] = nx;
-					continue;
-				}
-				live &= ~(1u << i);
-				active--;
+				w[k].p = &TNODE(c)->child[(unsigned long)index];
+				w[k].state = LB_SLOT;
+				__builtin_prefetch(w[k].p);
 				continue;
+			}
 slow:
-				{
-					const struct tleaf *l = NULL;
-					res[base + i].alias = (const struct fib_alias *)
-						trie_lookup_slow(root, key, table, 0, &l);
-					res[base + i].leaf = (const struct fib_leaf *)l;
-				}
-				live &= ~(1u << i);
-				active--;
+			{
+				const struct tleaf *l = NULL;
+				fa = trie_lookup_slow(root, F, key, table, 0, -1, &l);
+				c = &l->kv;
+				if (!fa)
+					goto done;
+			}
+found:
+			res[i].leaf = (const struct fib_leaf *)c;
+			res[i].alias = (const struct fib_alias *)fa;
+			goto refill;
+done:
+			res[i].leaf = NULL;
+			res[i].alias = NULL;
+refill:
+			if (next < n) {
+				w[k].p = root;
+				w[k].state = LB_NODE;
+				w[k].i = next++;
+			} else {
+				w[k] = w[--nw];
+				k--; /* the moved entry takes this place */
 			}
 		}
 	}
@@ -710,6 +810,148 @@ rebalance(struct TRIE_PREFIX *t, struct tnode **path, int depth)
 		resize(t, d ? path[d - 1] : NULL, path[d]);
 }
 
+/* -------------------------------------------------------- root fallbacks */
+
+static size_t
+rfb_size(unsigned long len)
+{
+	return sizeof(struct rootfb) + len * sizeof(struct tleaf *);
+}
+
+static int
+rfb_collect(const struct tkv *n, unsigned minslen, struct tleaf ***v, size_t *nv, size_t *cap)
+{
+	if (!n || n->slen < minslen)
+		return 0;
+	if (IS_LEAF(n)) {
+		if (*nv == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			struct tleaf **nvv = realloc(*v, nc * sizeof(**v));
+			if (!nvv)
+				return -ENOMEM;
+			*v = nvv;
+			*cap = nc;
+		}
+		(*v)[(*nv)++] = TLEAF(n);
+		return 0;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++)
+		if (rfb_collect(TNODE(n)->child[i], minslen, v, nv, cap))
+			return -ENOMEM;
+	return 0;
+}
+
+static void
+rfb_retire(struct TRIE_PREFIX *t, struct rootfb *F)
+{
+	if (F)
+		reclaim_retire(t->ctx->rc, F, rfb_size(F->len));
+}
+
+/* Slots of root covered by a leaf whose shortest prefix has suffix slen. */
+static void
+rfb_range(const struct tkv *root, tkey key, unsigned slen, unsigned long *lo, unsigned long *cnt)
+{
+	if (slen >= (unsigned)root->pos + root->bits) {
+		*lo = 0;
+		*cnt = child_length(root);
+	} else {
+		*cnt = 1ul << (slen - root->pos);
+		*lo = get_index(key, root) & ~(*cnt - 1);
+	}
+}
+
+/* Build the fallbacks for the current root and publish them. */
+static void
+rfb_rebuild(struct TRIE_PREFIX *t)
+{
+	struct tkv *root = t->root;
+	struct rootfb *old = t->rfb, *F = NULL;
+	struct tleaf **v = NULL;
+	size_t nv = 0, cap = 0, cnt[KEYBITS + 2] = { 0 }, off[KEYBITS + 2];
+	struct tleaf **sorted;
+
+	if (root && !IS_LEAF(root) && (F = pool_alloc(t->ctx->pool, rfb_size(child_length(root))))) {
+		F->node = root;
+		F->len = child_length(root);
+		memset(F->slot, 0, F->len * sizeof(F->slot[0]));
+		int err = rfb_collect(root, root->pos, &v, &nv, &cap);
+		/* shortest prefixes first, so longer ones overwrite them */
+		for (size_t i = 0; i < nv; i++)
+			cnt[v[i]->kv.slen]++;
+		off[KEYBITS] = 0;
+		for (int sl = KEYBITS; sl > 0; sl--)
+			off[sl - 1] = off[sl] + cnt[sl];
+		sorted = malloc((nv ? nv : 1) * sizeof(*sorted));
+		if (!sorted || err) {
+			/* cannot build: no fallbacks, lookups strip bits */
+			pool_free(t->ctx->pool, F, rfb_size(F->len));
+			F = NULL;
+		} else {
+			for (size_t i = 0; i < nv; i++)
+				sorted[off[v[i]->kv.slen]++] = v[i];
+			for (size_t i = 0; i < nv; i++) {
+				unsigned long lo, c;
+				rfb_range(root, sorted[i]->kv.key, sorted[i]->kv.slen, &lo, &c);
+				for (unsigned long j = 0; j < c; j++)
+					F->slot[lo + j] = sorted[i];
+			}
+		}
+		free(sorted);
+		free(v);
+	}
+	T_STORE(t->rfb, F);
+	rfb_retire(t, old);
+}
+
+/*
+ * A prefix with suffix slen changed (added, removed, its leaf replaced):
+ * recompute the slots it covers, by lookups restricted to short prefixes,
+ * or rebuild when that would be more work. Context: writer, after the
+ * trie change is published.
+ */
+static void
+rfb_patch(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+{
+	struct rootfb *F = t->rfb;
+	const struct tkv *root = t->root;
+	unsigned long lo, c;
+
+	if (!F || F->node != root) {
+		rfb_rebuild(t);
+		return;
+	}
+	if (slen < root->pos)
+		return;
+	rfb_range(root, key, slen, &lo, &c);
+	if (c > 4096) {
+		rfb_rebuild(t);
+		return;
+	}
+	for (unsigned long i = lo; i < lo + c; i++) {
+		tkey a = root->key | ((tkey)i << root->pos);
+		const struct tleaf *l = NULL;
+		trie_lookup_slow(root, NULL, a, 0, 0, root->pos, &l);
+		T_STORE(F->slot[i], (struct tleaf *)l);
+	}
+}
+
+/* After every update: fallbacks follow a new root, or patch the range. */
+static void
+rfb_after(struct TRIE_PREFIX *t, tkey key, int slen)
+{
+	struct rootfb *F = t->rfb;
+
+	if (!t->root || IS_LEAF(t->root)) {
+		if (F)
+			rfb_rebuild(t);
+	} else if (!F || F->node != t->root) {
+		rfb_rebuild(t);
+	} else if (slen >= 0) {
+		rfb_patch(t, key, (unsigned)slen);
+	}
+}
+
 /* ---------------------------------------------------------------- update */
 
 /* Exact leaf for key, recording the internal nodes on the way. */
@@ -818,6 +1060,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 			return err;
 		}
 		t->routes++;
+		rfb_after(t, key, (int)slen);
 		return 0;
 	} else {
 		unsigned n = l->kv.n, first, end, at;
@@ -868,6 +1111,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 		/* push first: put_child raises the parent, which would stop it */
 		node_push_suffix(path, depth, nl->kv.slen);
 		put_child_root(t, depth ? path[depth - 1] : NULL, key, &nl->kv);
+		rfb_after(t, key, nl->kv.slen > l->kv.slen ? nl->kv.slen : l->kv.slen);
 		elem_retire(t, &l->kv);
 		if (old_fi)
 			info_put(t->ctx->it, old_fi);
@@ -900,12 +1144,13 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	fi = l->fa[at].fi;
 	if (n == 1) {
 		put_child_root(t, tp, key, NULL);
-		elem_retire(t, &l->kv);
 		if (tp) {
 			if (tp->kv.slen == l->kv.slen)
 				node_pull_suffix(path, depth, tp->kv.pos);
 			rebalance(t, path, depth);
 		}
+		rfb_after(t, key, l->kv.slen);
+		elem_retire(t, &l->kv);
 	} else {
 		struct tleaf *nl = leaf_new(t, key, n - 1);
 		if (!nl)
@@ -916,6 +1161,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		put_child_root(t, tp, key, &nl->kv);
 		if (nl->kv.slen < l->kv.slen)
 			node_pull_suffix(path, depth, nl->kv.slen);
+		rfb_after(t, key, l->kv.slen);
 		elem_retire(t, &l->kv);
 	}
 	info_put(t->ctx->it, fi);
@@ -1137,6 +1383,7 @@ TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
 			routes += L[i]->kv.n;
 		T_STORE(t->root, root);
 		t->routes = routes;
+		rfb_rebuild(t);
 	}
 	free(e);
 	free(L);
@@ -1166,6 +1413,7 @@ TN(flush)(struct TRIE_PREFIX *t)
 	struct tkv *old = t->root;
 
 	T_STORE(t->root, NULL);
+	rfb_rebuild(t);
 	tree_retire(t, old);
 	t->routes = 0;
 }
@@ -1260,6 +1508,8 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (t->root)
 		stats_rec(t->root, 0, st);
+	if (t->rfb)
+		st->bytes += rfb_size(t->rfb->len);
 	st->resizes = t->resizes;
 	st->inflates = t->inflates;
 	st->halves = t->halves;
