@@ -632,14 +632,20 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t t
 #define FLOW_BYPASS_SAMPLE 16
 
 static inline bool
+flow_sampled_w(uint64_t d0, uint64_t d1, uint64_t s0, uint64_t s1, uint32_t iif)
+{
+	return (((d0 ^ d1 * 0x9e3779b97f4a7c15ull ^ s0 ^ s1 * 0xc2b2ae3d27d4eb4full ^ iif) *
+		 0x9e3779b97f4a7c15ull) >> 60) == 0;
+}
+
+static inline bool
 flow_sampled(const struct flow_key *k)
 {
 	uint64_t w[4];
 
 	memcpy(w, k->dst.b, 16);
 	memcpy(w + 2, k->src.b, 16);
-	return (((w[0] ^ w[1] * 0x9e3779b97f4a7c15ull ^ w[2] ^ w[3] * 0xc2b2ae3d27d4eb4full ^
-		  k->iif) * 0x9e3779b97f4a7c15ull) >> 60) == 0;
+	return flow_sampled_w(w[0], w[1], w[2], w[3], k->iif);
 }
 
 /*
@@ -678,39 +684,47 @@ flow_adapt(struct flow_cache *fc)
 	pthread_mutex_unlock(&fc->adapt_lock);
 }
 
-int
-flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *key,
-		struct fib_result *res)
-{
-	struct flow_stripe *s;
-	struct flow_entry *e;
-	uint64_t h, gen, now, *w = NULL, m = 0, bit, n;
+/* One lookup's state between the phases of flow_lookup_rcu and of the
+ * batch version. */
+struct flow_probe {
+	uint64_t h;
+	uint64_t *w, m; /* doorkeeper word and bit; w NULL: no doorkeeper */
 	uint32_t b, tag;
-	int bypass;
+	int state;
+};
 
-	if (!fc->cfg.enabled) {
-		*res = flow_fib_lookup(fib, key);
-		return 0;
-	}
-	bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
-	if (__builtin_expect(bypass, 0) && !flow_sampled(key)) {
-		*res = flow_fib_lookup(fib, key);
-		return 0;
-	}
-	h = flow_hash(fc, key);
-	b = (uint32_t)h & fc->mask;
-	tag = (uint32_t)(h >> 32);
-	s = &fc->stripes[b & fc->stripe_mask];
-	gen = fib_generation(fib);
+enum { FLOW_P_FIB, FLOW_P_PROBE, FLOW_P_HIT, FLOW_P_MISS };
+
+static inline void
+flow_probe_hash(struct flow_cache *fc, const struct flow_key *key, struct flow_probe *p)
+{
+	uint64_t bit;
+
+	p->h = flow_hash(fc, key);
+	p->b = (uint32_t)p->h & fc->mask;
+	p->tag = (uint32_t)(p->h >> 32);
+	p->w = NULL;
+	p->m = 0;
 	if (fc->cfg.admit == FLOW_ADMIT_DOORKEEPER) {
-		bit = (h >> 20) & fc->door_mask;
-		w = &fc->door[bit >> 6];
-		m = 1ull << (bit & 63);
-		if (!(ld(w) & m))
-			goto miss; /* first sighting: it cannot be cached */
+		bit = (p->h >> 20) & fc->door_mask;
+		p->w = &fc->door[bit >> 6];
+		p->m = 1ull << (bit & 63);
 	}
-	for (e = flow_deref(&fc->buckets[b]); e; e = flow_deref(&e->next)) {
-		if (e->tag != tag || !flow_key_eq(&e->key, key))
+}
+
+/* Doorkeeper test and chain walk; 1 and *res on a hit. */
+static inline int
+flow_probe_walk(struct flow_cache *fc, const struct flow_key *key, uint64_t gen, int bypass,
+		struct flow_probe *p, struct fib_result *res)
+{
+	struct flow_stripe *s = &fc->stripes[p->b & fc->stripe_mask];
+	struct flow_entry *e;
+	uint64_t now, n;
+
+	if (p->w && !(ld(p->w) & p->m))
+		return 0; /* first sighting: it cannot be cached */
+	for (e = flow_deref(&fc->buckets[p->b]); e; e = flow_deref(&e->next)) {
+		if (e->tag != p->tag || !flow_key_eq(&e->key, key))
 			continue;
 		if (e->gen != gen) {
 			inc(&s->stale_hits);
@@ -731,21 +745,158 @@ flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_
 		return 1;
 	}
 	FLOW_TSAN_RELEASE(fc);
-miss:
-	n = ld(&s->misses) + 1;
+	return 0;
+}
+
+/* After the FIB answered a probed miss: count, then admit or defer. */
+static inline void
+flow_probe_miss(struct flow_cache *fc, const struct flow_key *key, uint64_t gen, int bypass,
+		struct flow_probe *p, const struct fib_result *res)
+{
+	struct flow_stripe *s = &fc->stripes[p->b & fc->stripe_mask];
+	uint64_t n = ld(&s->misses) + 1;
+
 	st(&s->misses, n);
 	if (bypass)
 		inc(&s->bypass_samples);
 	if ((n & 15) == 0 && fc->cfg.bypass_below)
 		flow_adapt(fc);
-	*res = flow_fib_lookup(fib, key);
-	if (w && !(ld(w) & m)) {
-		flow_door_set(fc, w, m, h);
+	if (p->w && !(ld(p->w) & p->m)) {
+		flow_door_set(fc, p->w, p->m, p->h);
 		inc(&s->admit_deferred);
+		return;
+	}
+	flow_insert(fc, s, p->b, p->tag, key, gen, res);
+}
+
+int
+flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *key,
+		struct fib_result *res)
+{
+	struct flow_probe p;
+	uint64_t gen;
+	int bypass;
+
+	if (!fc->cfg.enabled) {
+		*res = flow_fib_lookup(fib, key);
 		return 0;
 	}
-	flow_insert(fc, s, b, tag, key, gen, res);
+	bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
+	if (__builtin_expect(bypass, 0) && !flow_sampled(key)) {
+		*res = flow_fib_lookup(fib, key);
+		return 0;
+	}
+	flow_probe_hash(fc, key, &p);
+	gen = fib_generation(fib);
+	if (flow_probe_walk(fc, key, gen, bypass, &p, res))
+		return 1;
+	*res = flow_fib_lookup(fib, key);
+	flow_probe_miss(fc, key, gen, bypass, &p, res);
 	return 0;
+}
+
+int
+flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, uint32_t dst,
+		 uint32_t src, uint32_t iif, struct fib_result *res)
+{
+	struct flow_key k;
+
+	/* bypassed flows never build the key (same sample as flow_sampled) */
+	if (!fc->cfg.enabled ||
+	    (__builtin_expect(__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED), 0) &&
+	     !flow_sampled_w(htonl(dst), 0, htonl(src), 0, iif))) {
+		*res = fib_lookup4_rcu(fib, table, dst);
+		return 0;
+	}
+	flow_key_set4(&k, table, dst, src, 0, iif);
+	return flow_lookup_rcu(fc, fib, &k, res);
+}
+
+/*
+ * Batches of FLOW_BATCH: hash all and prefetch bucket heads and doorkeeper
+ * words, load the heads and prefetch the first entries, walk, then send
+ * every miss and bypassed key of the chunk to the FIB at once (fib_lookup4_batch_rcu for
+ * IPv4 tos 0 keys of one table), so that independent memory accesses
+ * overlap instead of one lookup's misses following another's.
+ */
+#define FLOW_BATCH 64
+
+size_t
+flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *keys,
+		      struct fib_result *res, size_t n)
+{
+	struct flow_probe p[FLOW_BATCH];
+	uint32_t addr[FLOW_BATCH], a, table = 0;
+	struct fib_result r4[FLOW_BATCH];
+	uint8_t idx[FLOW_BATCH];
+	size_t done, k, i, j, nb, hits = 0;
+	uint64_t gen = 0;
+	int bypass = 0;
+
+	for (done = 0; done < n; done += k) {
+		const struct flow_key *kk = keys + done;
+		struct fib_result *rr = res + done;
+
+		k = n - done < FLOW_BATCH ? n - done : FLOW_BATCH;
+		if (fc->cfg.enabled) {
+			bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
+			gen = fib_generation(fib);
+		}
+		for (i = 0; i < k; i++) {
+			if (!fc->cfg.enabled || (bypass && !flow_sampled(&kk[i]))) {
+				p[i].state = FLOW_P_FIB;
+				continue;
+			}
+			flow_probe_hash(fc, &kk[i], &p[i]);
+			p[i].state = FLOW_P_PROBE;
+			__builtin_prefetch(&fc->buckets[p[i].b]);
+			if (p[i].w)
+				__builtin_prefetch(p[i].w);
+		}
+		for (i = 0; i < k; i++) {
+			struct flow_entry *e;
+
+			if (p[i].state != FLOW_P_PROBE)
+				continue;
+			e = flow_deref(&fc->buckets[p[i].b]);
+			if (e) {
+				__builtin_prefetch(e);
+				__builtin_prefetch((const char *)e + 64);
+			}
+		}
+		for (i = 0; i < k; i++) {
+			if (p[i].state != FLOW_P_PROBE)
+				continue;
+			if (flow_probe_walk(fc, &kk[i], gen, bypass, &p[i], &rr[i])) {
+				p[i].state = FLOW_P_HIT;
+				hits++;
+			} else {
+				p[i].state = FLOW_P_MISS;
+			}
+		}
+		for (i = 0, nb = 0; i < k; i++) {
+			if (p[i].state == FLOW_P_HIT)
+				continue;
+			if (kk[i].family == AF_INET && kk[i].tos == 0 &&
+			    (nb == 0 || kk[i].table == table)) {
+				table = kk[i].table;
+				memcpy(&a, kk[i].dst.b, 4);
+				addr[nb] = ntohl(a);
+				idx[nb++] = (uint8_t)i;
+			} else {
+				rr[i] = flow_fib_lookup(fib, &kk[i]);
+			}
+		}
+		if (nb) {
+			fib_lookup4_batch_rcu(fib, table, addr, r4, nb);
+			for (j = 0; j < nb; j++)
+				rr[idx[j]] = r4[j];
+		}
+		for (i = 0; i < k; i++)
+			if (p[i].state == FLOW_P_MISS)
+				flow_probe_miss(fc, &kk[i], gen, bypass, &p[i], &rr[i]);
+	}
+	return hits;
 }
 
 /* Expiry. */
@@ -762,7 +913,8 @@ struct flow_scan {
 	uint64_t kept_age_max; /* oldest entry kept in this sweep */
 };
 
-static void
+/* Out of line: inlined, it takes the registers of the empty-bucket loop. */
+static __attribute__((noinline)) void
 flow_scan_bucket(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
 {
 	struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
@@ -827,27 +979,32 @@ static uint64_t
 flow_scan_run(struct flow_cache *fc, uint32_t *rover, uint64_t n, struct flow_scan *sc,
 	      uint64_t stop_at)
 {
+	/* locals: the relaxed atomic loads below would otherwise make the
+	 * compiler reload fc's fields on every bucket */
+	struct flow_entry **const bk = fc->buckets;
+	const uint32_t mask = fc->mask;
+	int *const want = &fc->want_cpu;
 	uint32_t r = *rover;
-	int64_t check = (int64_t)fc->cfg.yield_check * FLOW_WORK_LOCKED, left = check, cost;
+	const int64_t check = (int64_t)fc->cfg.yield_check * FLOW_WORK_LOCKED;
+	int64_t left = check;
 	uint64_t i, t0 = check ? flow_mono_ns() : 0, base = sc->idle + sc->stale;
 
 	for (i = 0; i < n; i++) {
-		cost = 1;
-		if (__atomic_load_n(&fc->buckets[r], __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&bk[r], __ATOMIC_RELAXED)) {
 			flow_scan_bucket(fc, r, sc);
-			cost = FLOW_WORK_LOCKED;
+			left -= FLOW_WORK_LOCKED - 1;
 			if (stop_at && sc->idle + sc->stale - base >= stop_at) {
 				i++;
-				r = (r + 1) & fc->mask;
+				r = (r + 1) & mask;
 				break;
 			}
 		}
-		r = (r + 1) & fc->mask;
+		r = (r + 1) & mask;
 		if (!check)
 			continue;
-		if (__builtin_expect(__atomic_load_n(&fc->want_cpu, __ATOMIC_RELAXED), 0)) {
+		if (__builtin_expect(__atomic_load_n(want, __ATOMIC_RELAXED), 0)) {
 			left = 0; /* someone is waiting: yield now */
-		} else if ((left -= cost) > 0) {
+		} else if (--left > 0) {
 			continue;
 		} else if (flow_mono_ns() - t0 < fc->cfg.scan_budget) {
 			left = check;

@@ -152,6 +152,24 @@ int flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct f
 		    struct fib_result *res);
 
 /*
+ * IPv4, tos 0, addresses in host order: the same as flow_key_set4 plus
+ * flow_lookup_rcu, except that a bypassed flow goes to fib_lookup4_rcu
+ * without building a key.
+ */
+int flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, uint32_t dst,
+		     uint32_t src, uint32_t iif, struct fib_result *res);
+
+/*
+ * The same for n keys at once: the memory accesses of independent
+ * lookups overlap (prefetched bucket heads and entries, and the misses of
+ * every 64 keys resolved by one fib_lookup4_batch_rcu). res[i] answers
+ * keys[i]. Returns the number of hits. Call with fib_read_lock held, on a
+ * registered thread.
+ */
+size_t flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib,
+			     const struct flow_key *keys, struct fib_result *res, size_t n);
+
+/*
  * One periodic expiry pass at time now (the injected clock's time): scan
  * goal = (now - last pass) * buckets / gc_timeout buckets from the rover.
  * fib gives the current generation (NULL: stale entries are not judged).

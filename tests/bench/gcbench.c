@@ -21,7 +21,7 @@
  * Not part of make check. Usage: gcbench [--routes FILE] [--buckets N]
  * [--entries N] [--runs R] [--seconds S] [--flows F] [--lookups N]
  * [--only scan|latency|admission] [--trace zipf|all-miss]
- * [--admit all|doorkeeper] [--json]
+ * [--admit all|doorkeeper] [--batch K (<= 256)] [--json]
  */
 #include "config.h"
 
@@ -51,6 +51,7 @@ struct opts {
 	const char *only;
 	int trace; /* -1 both, 0 zipf, 1 all-miss */
 	int admit; /* -1 both, 0 all, 1 doorkeeper */
+	uint32_t batch; /* admission: 0 single lookups, else chunks */
 	int json;
 };
 
@@ -103,6 +104,7 @@ cfg_bench(struct flow_config *c, const struct opts *o, uint32_t yield_check, uin
 	c->buckets = o->buckets;
 	c->max_entries = o->entries * 2 + 1024;
 	c->admit = FLOW_ADMIT_ALL;
+	c->bypass_below = 0; /* populate() is all misses */
 	c->chain_cap = 64;
 	c->yield_check = yield_check;
 	c->scan_budget = budget;
@@ -396,18 +398,28 @@ zipf_trace(uint32_t flows, uint64_t n, uint64_t seed)
 	return t;
 }
 
+/* Single lookups (batch 0) or chunks of batch addresses. */
 static double
-run_uncached(const struct fib *fib, const uint32_t *dst, uint64_t n, uintptr_t *sum)
+run_uncached(const struct fib *fib, const uint32_t *dst, uint64_t n, uint32_t batch,
+	     uintptr_t *sum)
 {
-	uint64_t t = cpu_ns(), i;
+	struct fib_result res[256];
+	uint64_t t = cpu_ns(), i, j;
 	uintptr_t s = 0;
 
 	fib_read_lock();
-	for (i = 0; i < n; i++) {
-		struct fib_result res = fib_lookup4_rcu(fib, 254, dst[i]);
+	for (i = 0; i < n; i += batch ? batch : 1) {
+		if (batch) {
+			uint64_t k = n - i < batch ? n - i : batch;
 
-		s += (uintptr_t)res.alias;
-		if ((i & 1023) == 1023) {
+			fib_lookup4_batch_rcu(fib, 254, dst + i, res, k);
+			for (j = 0; j < k; j++)
+				s += (uintptr_t)res[j].alias;
+		} else {
+			res[0] = fib_lookup4_rcu(fib, 254, dst[i]);
+			s += (uintptr_t)res[0].alias;
+		}
+		if ((i & 1023) < (batch ? batch : 1)) {
 			fib_read_unlock();
 			fib_read_lock();
 		}
@@ -419,19 +431,28 @@ run_uncached(const struct fib *fib, const uint32_t *dst, uint64_t n, uintptr_t *
 
 static double
 run_cached(struct flow_cache *fc, const struct fib *fib, const uint32_t *dst, const uint32_t *src,
-	   uint64_t n, uintptr_t *sum)
+	   uint64_t n, uint32_t batch, uintptr_t *sum)
 {
-	uint64_t t = cpu_ns(), i;
+	struct flow_key k[256];
+	struct fib_result res[256];
+	uint64_t t = cpu_ns(), i, j;
 	uintptr_t s = 0;
-	struct flow_key k;
-	struct fib_result res;
 
 	fib_read_lock();
-	for (i = 0; i < n; i++) {
-		flow_key_set4(&k, 254, dst[i], src[i], 0, 1);
-		flow_lookup_rcu(fc, fib, &k, &res);
-		s += (uintptr_t)res.alias;
-		if ((i & 1023) == 1023) {
+	for (i = 0; i < n; i += batch ? batch : 1) {
+		if (batch) {
+			uint64_t m = n - i < batch ? n - i : batch;
+
+			for (j = 0; j < m; j++)
+				flow_key_set4(&k[j], 254, dst[i + j], src[i + j], 0, 1);
+			flow_lookup_batch_rcu(fc, fib, k, res, m);
+			for (j = 0; j < m; j++)
+				s += (uintptr_t)res[j].alias;
+		} else {
+			flow_lookup4_rcu(fc, fib, 254, dst[i], src[i], 1, &res[0]);
+			s += (uintptr_t)res[0].alias;
+		}
+		if ((i & 1023) < (batch ? batch : 1)) {
 			fib_read_unlock();
 			fib_read_lock();
 		}
@@ -511,14 +532,14 @@ bench_admission(const struct opts *o, struct fib *fib, const struct routes *rt)
 				if (trace == 1 && round)
 					for (i = 0; i < n; i++)
 						src[i] = (uint32_t)rng_next(&r);
-				t = run_uncached(fib, dst, n, &s0);
+				t = run_uncached(fib, dst, n, o->batch, &s0);
 				base = t < base ? t : base;
 				for (admit = 0; admit < 2; admit++) {
 					if (o->admit >= 0 && o->admit != admit)
 						continue;
 					/* only the cache being timed has a worker */
 					flow_cache_start(fc[admit], fib);
-					t = run_cached(fc[admit], fib, dst, src, n, &s1);
+					t = run_cached(fc[admit], fib, dst, src, n, o->batch, &s1);
 					flow_cache_stop(fc[admit]);
 					c[admit] = t < c[admit] ? t : c[admit];
 					if (s1 != s0)
@@ -535,11 +556,11 @@ bench_admission(const struct opts *o, struct fib *fib, const struct routes *rt)
 			if (o->admit >= 0 && o->admit != admit)
 				continue;
 			if (o->json)
-				printf("{\"bench\":\"admission\",\"trace\":\"%s\",\"admit\":\"%s\","
+				printf("{\"bench\":\"admission\",\"trace\":\"%s\",\"batch\":%u,\"admit\":\"%s\","
 				       "\"lookups\":%llu,\"ns_uncached\":%.1f,\"ns_cached\":%.1f,"
 				       "\"ratio\":%.3f,\"hits\":%llu,\"misses\":%llu,\"inserts\":%llu,"
 				       "\"evictions\":%llu,\"bypassed\":%llu}\n",
-				       tname[trace], aname[admit], (unsigned long long)n, base,
+				       tname[trace], o->batch, aname[admit], (unsigned long long)n, base,
 				       c[admit], base / c[admit],
 				       (unsigned long long)st[admit].hits,
 				       (unsigned long long)st[admit].misses,
@@ -547,11 +568,11 @@ bench_admission(const struct opts *o, struct fib *fib, const struct routes *rt)
 				       (unsigned long long)(st[admit].evict_chain + st[admit].evict_size),
 				       (unsigned long long)st[admit].bypassed);
 			else
-				printf("admission %-8s admit %-10s: uncached %.1f ns, cached %.1f ns, "
+				printf("admission %-8s batch %u admit %-10s: uncached %.1f ns, cached %.1f ns, "
 				       "speed ratio %.2f; hits %llu misses %llu inserts %llu "
 				       "evictions %llu full %llu bypassed %llu\n",
-				       tname[trace], aname[admit], base, c[admit], base / c[admit],
-				       (unsigned long long)st[admit].hits,
+				       tname[trace], o->batch, aname[admit], base, c[admit],
+				       base / c[admit], (unsigned long long)st[admit].hits,
 				       (unsigned long long)st[admit].misses,
 				       (unsigned long long)st[admit].inserts,
 				       (unsigned long long)(st[admit].evict_chain + st[admit].evict_size),
@@ -571,7 +592,7 @@ usage(void)
 	fprintf(stderr, "usage: gcbench [--routes FILE] [--buckets N] [--entries N] [--runs R]\n"
 			"               [--seconds S] [--flows F] [--lookups N]\n"
 			"               [--only scan|latency|admission] [--trace zipf|all-miss]\n"
-			"               [--admit all|doorkeeper] [--json]\n");
+			"               [--admit all|doorkeeper] [--batch K] [--json]\n");
 	exit(2);
 }
 
@@ -589,10 +610,11 @@ main(int argc, char **argv)
 		{"only", required_argument, NULL, 'o'},
 		{"trace", required_argument, NULL, 't'},
 		{"admit", required_argument, NULL, 'a'},
+		{"batch", required_argument, NULL, 'k'},
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
-	struct opts o = {NULL, 1u << 22, 1u << 20, 7, 100000, 1.0, 10000000, NULL, -1, -1, 0};
+	struct opts o = {NULL, 1u << 22, 1u << 20, 7, 100000, 1.0, 10000000, NULL, -1, -1, 0, 0};
 	struct routes rt;
 	struct fib *fib;
 	char err[256];
@@ -608,13 +630,14 @@ main(int argc, char **argv)
 		case 'f': o.flows = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'l': o.lookups = strtoull(optarg, NULL, 0); break;
 		case 'o': o.only = optarg; break;
+		case 'k': o.batch = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'a': o.admit = !strcmp(optarg, "all") ? 0 : 1; break;
 		case 't': o.trace = !strcmp(optarg, "zipf") ? 0 : 1; break;
 		case 'j': o.json = 1; break;
 		default: usage();
 		}
 	}
-	if (o.runs == 0 || o.buckets == 0 || o.entries == 0 || o.flows == 0)
+	if (o.runs == 0 || o.buckets == 0 || o.entries == 0 || o.flows == 0 || o.batch > 256)
 		usage();
 	fib_thread_online();
 	fib = fib_new(NULL);

@@ -309,6 +309,59 @@ START_TEST(test_bypass)
 }
 END_TEST
 
+/* Batch lookups agree with the FIB, hit, and see route changes. */
+START_TEST(test_batch)
+{
+	struct fib *fib = fib_setup();
+	struct flow_config c;
+	struct flow_cache *fc;
+	struct flow_key *k = calloc(1000, sizeof(*k));
+	struct fib_result *res = calloc(1000, sizeof(*res));
+	uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8};
+	size_t hits, total = 0;
+	int pass, i;
+
+	cfg_test(&c, NULL);
+	c.admit = FLOW_ADMIT_DOORKEEPER;
+	fc = flow_cache_new(&c);
+	for (i = 0; i < 1000; i++) {
+		int f = i % 200;
+
+		if (f % 50 == 7) {
+			v6[15] = (uint8_t)f;
+			flow_key_set6(&k[i], 254, v6, NULL, 0, 1);
+		} else {
+			flow_key_set4(&k[i], f % 10 == 3 ? 100 : 254,
+				      A(10 + f % 2, 1, 2, (unsigned)f), 5, f % 20 == 9 ? 16 : 0, 1);
+		}
+	}
+	for (pass = 0; pass < 4; pass++) {
+		if (pass == 3)
+			route4(fib, "10.1.0.0/16", 6, false);
+		fib_read_lock();
+		hits = flow_lookup_batch_rcu(fc, fib, k, res, 1000);
+		for (i = 0; i < 1000; i++) {
+			struct fib_result want = fib_lookup_rcu(fib, k[i].family, k[i].dst.b,
+								k[i].table, k[i].tos);
+
+			ck_assert_int_eq(answer(&res[i]), answer(&want));
+		}
+		fib_read_unlock();
+		if (pass == 3) /* first sightings stale, the 4 repeats hit anew */
+			ck_assert_uint_eq(hits, 800);
+		total += hits;
+	}
+	ck_assert_uint_gt(total, 1000);
+	fib_read_lock();
+	ck_assert_int_eq(answer(&res[0]), 16 * 256 + 6);
+	fib_read_unlock();
+	free(k);
+	free(res);
+	flow_cache_free(fc);
+	fib_teardown(fib);
+}
+END_TEST
+
 START_TEST(test_generation)
 {
 	struct fib *fib = fib_setup();
@@ -792,6 +845,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_hit_miss);
 	tcase_add_test(tc, test_doorkeeper);
 	tcase_add_test(tc, test_bypass);
+	tcase_add_test(tc, test_batch);
 	tcase_add_test(tc, test_generation);
 	tcase_add_test(tc, test_churn);
 	tcase_add_test(tc, test_expire_exact);
