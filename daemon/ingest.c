@@ -997,7 +997,7 @@ ingest_dump_read(evutil_socket_t fd, short what, void *arg)
 		}
 		ing->st.bytes += (uint64_t)n;
 		len = (int)n;
-		for (nlh = (const struct nlmsghdr *)ing->buf; mnl_nlmsg_ok(nlh, len);
+		for (nlh = (const struct nlmsghdr *)ing->buf; nl_msg_ok(nlh, len);
 		     nlh = mnl_nlmsg_next(nlh, &len)) {
 			if (nlh->nlmsg_seq != ing->seq || nlh->nlmsg_pid != ing->dump_portid)
 				continue;
@@ -1061,7 +1061,7 @@ ingest_ev_read(evutil_socket_t fd, short what, void *arg)
 		}
 		ing->st.bytes += (uint64_t)n;
 		len = (int)n;
-		for (nlh = (const struct nlmsghdr *)ing->buf; mnl_nlmsg_ok(nlh, len);
+		for (nlh = (const struct nlmsghdr *)ing->buf; nl_msg_ok(nlh, len);
 		     nlh = mnl_nlmsg_next(nlh, &len))
 			ingest_msg(ing, nlh, 0);
 		if (ingest_now() >= deadline) {

@@ -508,7 +508,9 @@ nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum 
 		for (unsigned i = 0; i < ngrp; i++) {
 			o->grp[i].id = grp[i].id;
 			/* resvd1 is weight_high on kernels with 16-bit weights */
-			o->grp[i].weight = (uint16_t)(((unsigned)grp[i].resvd1 << 8 | grp[i].weight) + 1);
+			unsigned w = ((unsigned)grp[i].resvd1 << 8 | grp[i].weight) + 1;
+
+			o->grp[i].weight = (uint16_t)(w > 65535 ? 65535 : w);
 		}
 		o->ngrp = (uint16_t)ngrp;
 	}

@@ -63,7 +63,19 @@ struct nl_route {
 struct nl_nhtab;
 
 /*
- * Parse one route message. nht may be NULL (RTA_NH_ID without expanded
+ * mnl_nlmsg_ok without its signed comparison: libmnl casts nlmsg_len to
+ * int, so a length of 0xffffffff passes and mnl_nlmsg_next() then stops
+ * advancing. Every receive loop uses this. Context: any.
+ */
+static inline int
+nl_msg_ok(const struct nlmsghdr *nlh, int len)
+{
+	return len >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+	       nlh->nlmsg_len <= (unsigned)len;
+}
+
+/*
+ * Parse one route message, which must lie inside its buffer (nl_msg_ok). nht may be NULL (RTA_NH_ID without expanded
  * paths then fails with NL_ERR_NH_ID). Returns NL_OK, NL_SKIP, or -EINVAL
  * with *err set. Context: any; out is the caller's.
  */
