@@ -118,6 +118,7 @@ struct tg {
 	double depth_w[5]; /* target nesting depth 0..4 */
 	size_t depth_n[5], depth_total; /* placed so far, for feedback */
 	double p_pair, p_run, p_under_short;
+	double scale; /* IPv4 tables past 1.1M routes: denser /16s */
 	struct tg_pfx *v; /* every prefix so far */
 	size_t n, cap;
 	size_t nshort;
@@ -587,12 +588,12 @@ tg_block_size(struct tg *g)
 
 		for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
 			if (u < cls[i].p)
-				return (size_t)(cls[i].lo * pow(cls[i].hi / cls[i].lo, v) + 0.5);
+				return (size_t)(g->scale * cls[i].lo * pow(cls[i].hi / cls[i].lo, v) + 0.5);
 			u -= cls[i].p;
 		}
 		a = 1.0 / (101.0 * 101.0);
-		b = 1.0 / ((double)g->block_cap * (double)g->block_cap);
-		return (size_t)(1.0 / sqrt(a - v * (a - b)) + 0.5);
+		b = 1.0 / (341.0 * 341.0);
+		return (size_t)(g->scale / sqrt(a - v * (a - b)) + 0.5);
 	}
 	for (;;) {
 		double x = exp(g->block_mu + g->block_sigma * tg_normal(g));
@@ -663,7 +664,7 @@ tg_blocks(struct tg *g)
 			}
 		}
 		if (tg_excluded(g, base, g->block_len) || !tg_claim(g, base)) {
-			if (++fails > 100000) {
+			if (++fails > 20000) {
 				err = -ENOSPC;
 				goto out;
 			}
@@ -674,6 +675,8 @@ tg_blocks(struct tg *g)
 
 		if (under) /* blocks under aggregates are smaller */
 			k = (k + 1) / 2;
+		if (k > g->block_cap)
+			k = g->block_cap;
 		if (k > g->p->n - g->n)
 			k = g->p->n - g->n;
 		if ((err = tg_block(g, base, k, cur, lens)) < 0)
@@ -784,6 +787,12 @@ tablegen_make(const struct tablegen_params *p, struct routes *out)
 	g.p = p;
 	rng_seed(&g.r, p->seed);
 	tg_setup(&g);
+	g.scale = 1;
+	if (g.width == 32 && p->n > 1100000) {
+		/* about 56,000 usable /16s: beyond 1.1M routes fill them more */
+		g.scale = (double)p->n / 1100000.0;
+		g.block_cap = (size_t)(341 * g.scale) < 511 ? (size_t)(341 * g.scale) : 511;
+	}
 	while (size < p->n * 2)
 		size *= 2;
 	g.used = calloc(size, sizeof(*g.used));

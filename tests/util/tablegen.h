@@ -16,7 +16,8 @@
  *   lengths < block length are placed over the regions separately
  *
  * The result is sorted by address then length, canonical, without
- * duplicates, exactly n routes (unless the family's space runs out).
+ * duplicates, exactly n routes. IPv4 tables up to about 1.5M routes
+ * (denser /16s past 1.1M); beyond that the usable /16s run out (-ENOSPC).
  */
 #ifndef TESTS_UTIL_TABLEGEN_H
 #define TESTS_UTIL_TABLEGEN_H
@@ -41,6 +42,7 @@ void tablegen_params_default(struct tablegen_params *p, int family);
 /*
  * Generate the table into out (initialised, empty). Returns 0, -EINVAL,
  * -ENOMEM or -ENOSPC (more routes than the generator's space allows).
+ * About 4 s for a million IPv4 routes.
  * Context: any; no I/O.
  */
 int tablegen_make(const struct tablegen_params *p, struct routes *out);
