@@ -337,7 +337,8 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 	struct {
 		const void *p; /* node or leaf (LB_NODE, LB_FBLEAF), slot (LB_SLOT, LB_FB) */
 		size_t i;
-		unsigned state;
+		uint8_t state;
+		uint8_t deep; /* passed a node below the root worth backtracking in */
 	} w[LOOKUP_GROUP];
 	unsigned nw = 0;
 	size_t next = 0;
@@ -352,6 +353,7 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 	while (nw < LOOKUP_GROUP && next < n) {
 		w[nw].p = root;
 		w[nw].state = LB_NODE;
+		w[nw].deep = 0;
 		w[nw++].i = next++;
 	}
 	while (nw) {
@@ -365,17 +367,8 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 			switch (w[k].state) {
 			case LB_SLOT:
 				c = T_LOAD(*(struct tkv *const *)w[k].p);
-				if (!c) {
-					if (w[k].p >= (const void *)TNODE(root)->child &&
-					    w[k].p < (const void *)(TNODE(root)->child + child_length(root)) &&
-					    F) {
-						w[k].p = &F->slot[get_index(key, root)];
-						w[k].state = LB_FB;
-						__builtin_prefetch(w[k].p);
-						continue;
-					}
-					goto slow;
-				}
+				if (!c)
+					goto backtrack;
 				__builtin_prefetch(c);
 				w[k].p = c;
 				w[k].state = LB_NODE;
@@ -403,13 +396,29 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 					    (!prefix_mismatch(key, c) && T_LOAD8(c->slen) != 0))
 						fa = leaf_match(TLEAF(c), key, table, 0, -1);
 					if (!fa)
-						goto slow;
+						goto backtrack;
 					goto found;
 				}
-				if (index >> c->bits)
+				if (index >> c->bits) {
+					/* nothing below c reaches above its index bits */
+					if (c != root && T_LOAD8(c->slen) <= c->pos)
+						goto backtrack;
 					goto slow;
+				}
+				if (c != root && T_LOAD8(c->slen) > c->pos)
+					w[k].deep = 1;
 				w[k].p = &TNODE(c)->child[(unsigned long)index];
 				w[k].state = LB_SLOT;
+				__builtin_prefetch(w[k].p);
+				continue;
+			}
+backtrack:
+			/* The kernel would backtrack. With no node below the root
+			 * to backtrack in, that goes straight to the root, whose
+			 * fallback answers in two prefetched steps. */
+			if (!w[k].deep && F) {
+				w[k].p = &F->slot[get_index(key, root)];
+				w[k].state = LB_FB;
 				__builtin_prefetch(w[k].p);
 				continue;
 			}
@@ -432,6 +441,7 @@ refill:
 			if (next < n) {
 				w[k].p = root;
 				w[k].state = LB_NODE;
+				w[k].deep = 0;
 				w[k].i = next++;
 			} else {
 				w[k] = w[--nw];
