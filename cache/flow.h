@@ -11,7 +11,8 @@
  *  - unbounded growth: max_entries is a hard limit, pressure GC keeps the
  *    count below it;
  *  - pure overhead at low hit rates: a doorkeeper bitmap admits a flow only
- *    on its second sighting and lets first-seen flows skip the bucket walk;
+ *    on its second sighting (it is tested after a chain miss, so hits do
+ *    not pay for its cache line);
  *    when the measured hit rate falls under bypass_below, 15 flows in 16
  *    skip the cache entirely (the 16th keeps measuring).
  *
