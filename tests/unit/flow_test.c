@@ -297,13 +297,28 @@ START_TEST(test_bypass)
 	ck_assert_uint_lt(st.inserts, 20000);
 	ck_assert_int_eq(ans, 8 * 256 + 1); /* bypassed answers are right */
 
+	/* the IPv4 entry point bypasses without a key, same answers */
+	{
+		uint64_t before = st.bypassed;
+		struct fib_result r;
+
+		fib_read_lock();
+		for (i = 0; i < 16000; i++) {
+			flow_lookup4_rcu(fc, fib, 254, A(10 + i % 2, 3, 0, 0) + (uint32_t)i, 9, 1, &r);
+			ck_assert_int_eq(answer(&r), i % 2 ? -1 : 8 * 256 + 1);
+		}
+		fib_read_unlock();
+		flow_cache_stats(fc, &st);
+		ck_assert_uint_gt(st.bypassed - before, 13000);
+	}
+
 	/* 1000 hot flows: the sampled ones hit, the rate climbs, bypass ends */
 	for (i = 0; i < 400000; i++)
 		lookup(fc, fib, A(10, 1, 0, 0) + (uint32_t)(i % 1000), 5, &ans);
 	flow_cache_stats(fc, &st);
 	ck_assert_uint_eq(st.bypass, 0);
 	ck_assert_uint_gt(st.hits, 100000);
-	ck_assert_uint_lt(st.lookups > 600000 ? st.lookups - 600000 : 600000 - st.lookups, 12000);
+	ck_assert_uint_lt(st.lookups > 616000 ? st.lookups - 616000 : 616000 - st.lookups, 12000);
 	flow_cache_free(fc);
 	fib_teardown(fib);
 }
@@ -792,25 +807,43 @@ START_TEST(test_collisions)
 }
 END_TEST
 
+/*
+ * Stop within 10 ms, idle and mid-scan. Best of three: on a loaded
+ * machine one join can wait a scheduler slice, but a stop that waits for
+ * a sleep or a scan to finish fails all three.
+ */
+static uint64_t
+stop_ns(struct flow_cache *fc, struct fib *fib)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	uint64_t t0;
+
+	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
+	nanosleep(&ts, NULL);
+	t0 = mono_ns();
+	flow_cache_stop(fc);
+	return mono_ns() - t0;
+}
+
 START_TEST(test_stop)
 {
 	struct fib *fib = fib_setup();
 	struct flow_config c;
 	struct flow_cache *fc;
 	struct flow_stats st;
-	struct timespec ts = {0, 30 * 1000 * 1000};
-	uint64_t t0, dt;
+	uint64_t dt, best;
+	int i;
 
 	/* idle worker, waiting for its first run */
 	cfg_test(&c, NULL);
 	fc = flow_cache_new(&c);
 	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
 	ck_assert_int_eq(flow_cache_start(fc, fib), -EALREADY);
-	nanosleep(&ts, NULL);
-	t0 = mono_ns();
 	flow_cache_stop(fc);
-	dt = mono_ns() - t0;
-	ck_assert_uint_lt(dt, 10 * 1000 * 1000);
+	for (i = 0, best = UINT64_MAX; i < 3; i++)
+		if ((dt = stop_ns(fc, fib)) < best)
+			best = dt;
+	ck_assert_uint_lt(best, 10 * 1000 * 1000);
 	flow_cache_free(fc);
 
 	/* busy worker: full scans of a 4M-bucket table back to back,
@@ -822,14 +855,12 @@ START_TEST(test_stop)
 	c.scan_budget = 1000;
 	c.yield_sleep = 50 * 1000 * 1000;
 	fc = flow_cache_new(&c);
-	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
-	nanosleep(&ts, NULL);
-	t0 = mono_ns();
-	flow_cache_stop(fc);
-	dt = mono_ns() - t0;
+	for (i = 0, best = UINT64_MAX; i < 3; i++)
+		if ((dt = stop_ns(fc, fib)) < best)
+			best = dt;
 	flow_cache_stats(fc, &st);
 	ck_assert_uint_gt(st.yields, 0);
-	ck_assert_uint_lt(dt, 10 * 1000 * 1000);
+	ck_assert_uint_lt(best, 10 * 1000 * 1000);
 	flow_cache_free(fc);
 	fib_teardown(fib);
 }
