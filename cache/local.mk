@@ -26,6 +26,17 @@ tests_unit_flow_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=threa
 tests_unit_flow_tsan_test_LDFLAGS = -XCClinker -fsanitize=thread
 tests_unit_flow_tsan_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
 
+# And under AddressSanitizer + UBSan (leaks included).
+check_PROGRAMS += tests/unit/flow_asan_test
+TESTS += tests/unit/flow_asan_test
+tests_unit_flow_asan_test_SOURCES = \
+	tests/unit/flow_test.c \
+	cache/flow.c
+tests_unit_flow_asan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
+tests_unit_flow_asan_test_LDFLAGS = -XCClinker -fsanitize=address,undefined
+tests_unit_flow_asan_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+
 # Expiry scan and lookup-latency benchmark: not part of make check.
 noinst_PROGRAMS += tests/bench/gcbench
 tests_bench_gcbench_SOURCES = tests/bench/gcbench.c

@@ -7,7 +7,8 @@
  * writer checked under a test-level seqlock), exact expiry with an
  * injected clock, rover coverage, pressure GC, chain cap, keyed hashing
  * against keys that collide under an unkeyed hash, and worker stop time.
- * The same file builds as flow_tsan_test with -fsanitize=thread.
+ * The same file builds as flow_tsan_test (-fsanitize=thread) and
+ * flow_asan_test (-fsanitize=address,undefined).
  */
 #include "config.h"
 
