@@ -367,6 +367,8 @@ fibd_ready(struct ingest *ing, void *arg)
 	ingest_stats(ing, &st);
 	log_info("ready: %zu v4 / %zu v6 routes in %.3f seconds", fib_count(d->fib, AF_INET),
 		 fib_count(d->fib, AF_INET6), st.ingest_seconds);
+	log_debug("ingest: dump and parse %.3f s, fib_load %.3f s", st.dump_seconds,
+		  st.ingest_seconds - st.dump_seconds);
 	if (d->opts.dump_file || d->opts.lookup_in || d->opts.once) {
 		d->writing = 1;
 		ingest_sync(ing, fibd_write_outputs, d);

@@ -26,7 +26,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -110,6 +113,14 @@ struct ingest {
 	struct log_rl rl_parse, rl_fib, rl_sock;
 	struct ingest_mp6 **mp6;
 	size_t nmp6;
+	struct {              /* first dump: fib_load off the main thread */
+		pthread_t thread;
+		int running;
+		int efd;          /* eventfd: the thread is done */
+		struct event *done;
+		struct ingest_set set;
+		int err;
+	} load;
 	struct nl_route scratch;
 };
 
@@ -643,17 +654,22 @@ ingest_ready(struct ingest *ing)
 		ing->ready_cb(ing, ing->ready_arg);
 }
 
-/* First dump: one fib_load per family (the FIB publishes each once). */
-static void
-ingest_apply_load(struct ingest *ing)
+/*
+ * First dump: one fib_load per family (the FIB publishes each once). It
+ * runs on a loader thread, which is the FIB's only writer meanwhile: the
+ * main thread dumps IPv6 while IPv4 loads, and its loop keeps serving
+ * other events instead of stalling for the whole build. Events wait in
+ * the socket until both loads are done.
+ */
+static int
+ingest_load_set(struct ingest *ing, struct ingest_set *s)
 {
-	struct ingest_set *s = &ing->set;
 	size_t i = 0;
+	int err = 0;
 
 	while (i < s->n) {
 		size_t j = i;
 		int ret;
-
 		size_t k, m, ndup = 0;
 
 		while (j < s->n && s->r[j].family == s->r[i].family)
@@ -671,8 +687,7 @@ ingest_apply_load(struct ingest *ing)
 			struct fib_route *dup = malloc(ndup * sizeof(*dup));
 
 			if (!dup) {
-				log_warnx("fib_load: out of memory");
-				ing->resync_pending = 1;
+				err = -ENOMEM;
 				i = j;
 				continue;
 			}
@@ -692,17 +707,77 @@ ingest_apply_load(struct ingest *ing)
 			ret = fib_load(ing->fib, &s->r[i], j - i);
 			m = j - i;
 		}
-		if (ret < 0) {
-			log_warnx("fib_load: %s: resync", strerror(-ret));
-			ing->resync_pending = 1;
-		} else {
+		if (ret < 0)
+			err = ret;
+		else
 			ing->st.routes_loaded += m;
-		}
 		i = j;
 	}
-	ingest_set_reset(s);
+	return err;
+}
+
+static void *
+ingest_loader(void *arg)
+{
+	struct ingest *ing = arg;
+	uint64_t one = 1;
+
+	fib_thread_online();
+	ing->load.err = ingest_load_set(ing, &ing->load.set);
+	fib_thread_offline();
+	if (write(ing->load.efd, &one, sizeof(one)) < 0) {
+		/* the eventfd cannot overflow with one write per load */
+	}
+	return NULL;
+}
+
+static void ingest_load_done(evutil_socket_t fd, short what, void *arg);
+
+/* Hand the collected routes (paths fixed) to the loader. */
+static void
+ingest_load_start(struct ingest *ing)
+{
+	ing->load.set = ing->set;
+	memset(&ing->set, 0, sizeof(ing->set));
+	ing->load.running = 1;
+	if (pthread_create(&ing->load.thread, NULL, ingest_loader, ing) != 0) {
+		ing->load.err = ingest_load_set(ing, &ing->load.set);
+		ing->load.running = 0;
+		ingest_load_done(-1, 0, ing);
+	}
+}
+
+static void
+ingest_load_finish(struct ingest *ing)
+{
 	ingest_ready(ing);
 	ingest_go_idle(ing);
+}
+
+static void
+ingest_load_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest *ing = arg;
+	uint64_t v;
+
+	if (fd >= 0) {
+		if (read(fd, &v, sizeof(v)) < 0)
+			return;
+		pthread_join(ing->load.thread, NULL);
+		ing->load.running = 0;
+	}
+	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
+	if (ing->load.err < 0) {
+		log_warnx("fib_load: %s: resync", strerror(-ing->load.err));
+		ing->resync_pending = 1;
+		ing->load.err = 0;
+	}
+	if (ing->phase != PH_APPLY)
+		return; /* still dumping: the rest loads when that is done */
+	if (ing->set.n)
+		ingest_load_start(ing);
+	else
+		ingest_load_finish(ing);
 }
 
 static int
@@ -816,8 +891,8 @@ ingest_apply_slice(struct ingest *ing)
 			return;
 		}
 	}
-	ingest_set_reset(&ing->set);
-	ingest_set_reset(&ing->cur);
+	ingest_set_free(&ing->set);
+	ingest_set_free(&ing->cur);
 	ing->st.resyncs++;
 	ing->st.last_resync_seconds =
 		ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
@@ -829,6 +904,9 @@ ingest_apply_slice(struct ingest *ing)
 static void
 ingest_apply(struct ingest *ing)
 {
+	if (ing->first)
+		ing->st.dump_seconds =
+			ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
 	ing->phase = PH_APPLY;
 	event_del(ing->dump_read);
 	ingest_set_fix(&ing->set);
@@ -837,7 +915,12 @@ ingest_apply(struct ingest *ing)
 		if (ing->set.r[i].family == AF_INET6 && ing->set.r[i].nh_count > 1)
 			ingest_mp6_set(ing, &ing->set.r[i]);
 	if (ing->first) {
-		ingest_apply_load(ing);
+		if (!ing->load.running) {
+			if (ing->set.n)
+				ingest_load_start(ing);
+			else
+				ingest_load_finish(ing);
+		}
 		return;
 	}
 	ingest_sweep_begin(ing);
@@ -894,6 +977,11 @@ ingest_send_dump(struct ingest *ing)
 static void
 ingest_next_step(struct ingest *ing)
 {
+	if (ing->first && ing->step == ST_V4 && (ing->conf.families & INGEST_V6) &&
+	    ing->set.n) {
+		ingest_set_fix(&ing->set);
+		ingest_load_start(ing);
+	}
 	for (;;) {
 		ing->step++;
 		if (ing->step == ST_V4 && !(ing->conf.families & INGEST_V4))
@@ -1135,6 +1223,7 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	if (!ing->conf.budget_ms)
 		ing->conf.budget_ms = 2;
 	ing->first = 1;
+	ing->load.efd = -1;
 	ing->buf = malloc(INGEST_BUF);
 	ing->mp6 = calloc(INGEST_MP6_BUCKETS, sizeof(*ing->mp6));
 	ing->nht = nl_nhtab_new();
@@ -1167,7 +1256,12 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->dump_read = event_new(base, mnl_socket_get_fd(ing->dump_nl), EV_READ | EV_PERSIST,
 				   ingest_dump_read, ing);
 	ing->work = event_new(base, -1, 0, ingest_work, ing);
-	if (!ing->ev_read || !ing->dump_read || !ing->work)
+	ing->load.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ing->load.efd < 0)
+		goto fail;
+	ing->load.done = event_new(base, ing->load.efd, EV_READ | EV_PERSIST, ingest_load_done, ing);
+	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->load.done ||
+	    event_add(ing->load.done, NULL) < 0)
 		goto fail;
 	ing->rl_parse.burst = 5;
 	ing->rl_fib.burst = 5;
@@ -1201,6 +1295,13 @@ ingest_free(struct ingest *ing)
 {
 	if (!ing)
 		return;
+	if (ing->load.running)
+		pthread_join(ing->load.thread, NULL);
+	if (ing->load.done)
+		event_free(ing->load.done);
+	if (ing->load.efd >= 0)
+		close(ing->load.efd);
+	ingest_set_free(&ing->load.set);
 	if (ing->ev_read)
 		event_free(ing->ev_read);
 	if (ing->dump_read)

@@ -73,6 +73,7 @@ struct ingest_stats {
 	int ready;
 	int strict;               /* kernel-side table filter in use */
 	double ingest_seconds;    /* first dump request to ready */
+	double dump_seconds;      /* of which dumping and parsing */
 	double last_resync_seconds;
 };
 

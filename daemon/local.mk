@@ -10,7 +10,7 @@ noinst_HEADERS += \
 	daemon/nl.h \
 	daemon/ingest.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
-daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS)
+daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
 sbin_PROGRAMS += daemon/fibd
 daemon_fibd_SOURCES = daemon/fibd.c

@@ -47,6 +47,26 @@ nl_err_name(unsigned err)
 	return err < NL_ERR_COUNT ? nl_err_names[err] : "?";
 }
 
+#define NLA_DATA(a) ((const void *)((const char *)(a) + NLA_HDRLEN))
+
+static inline uint32_t
+nl_attr_u32(const struct nlattr *a)
+{
+	uint32_t v;
+
+	memcpy(&v, NLA_DATA(a), sizeof(v));
+	return v;
+}
+
+static inline uint16_t
+nl_attr_u16(const struct nlattr *a)
+{
+	uint16_t v;
+
+	memcpy(&v, NLA_DATA(a), sizeof(v));
+	return v;
+}
+
 static unsigned
 nl_alen(int family)
 {
@@ -180,11 +200,11 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	       enum nl_err *err)
 {
 	const struct rtmsg *rtm;
-	const struct nlattr *a, *mp = NULL;
+	const struct nlattr *a = NULL, *mp = NULL;
+	const char *p, *end;
 	struct fib_route *r = &out->r;
 	struct fib_nh *nh0 = &out->nh[0];
 	unsigned alen, has_nh0 = 0;
-	long rest;
 	int blackhole = 0;
 
 	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*rtm)) {
@@ -217,30 +237,38 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	r->table = rtm->rtm_table;
 	r->nh = out->nh;
 
-	mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
-		unsigned type = mnl_attr_get_type(a);
-		unsigned plen = mnl_attr_get_payload_len(a);
+	/* The hot loop of a full-table dump: libmnl's accessors inlined. */
+	p = (const char *)nlh + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(*rtm));
+	end = (const char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len);
+	for (; end - p >= NLA_HDRLEN; p += NLA_ALIGN(a->nla_len)) {
+		unsigned type, plen;
+
+		a = (const struct nlattr *)p;
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p)
+			break;
+		type = a->nla_type & NLA_TYPE_MASK;
+		plen = a->nla_len - NLA_HDRLEN;
 
 		switch (type) {
 		case RTA_DST:
 			if (plen != alen)
 				goto bad_attr;
-			memcpy(r->dst.b, mnl_attr_get_payload(a), alen);
+			memcpy(r->dst.b, NLA_DATA(a), alen);
 			break;
 		case RTA_TABLE:
 			if (plen != 4)
 				goto bad_attr;
-			r->table = mnl_attr_get_u32(a);
+			r->table = nl_attr_u32(a);
 			break;
 		case RTA_PRIORITY:
 			if (plen != 4)
 				goto bad_attr;
-			r->priority = mnl_attr_get_u32(a);
+			r->priority = nl_attr_u32(a);
 			break;
 		case RTA_GATEWAY:
 			if (plen != alen)
 				goto bad_attr;
-			memcpy(nh0->gw.b, mnl_attr_get_payload(a), alen);
+			memcpy(nh0->gw.b, NLA_DATA(a), alen);
 			nh0->gw_family = r->family;
 			has_nh0 = 1;
 			break;
@@ -254,13 +282,13 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 		case RTA_OIF:
 			if (plen != 4)
 				goto bad_attr;
-			nh0->ifindex = mnl_attr_get_u32(a);
+			nh0->ifindex = nl_attr_u32(a);
 			has_nh0 = 1;
 			break;
 		case RTA_PREFSRC:
 			if (plen != alen)
 				goto bad_attr;
-			memcpy(r->prefsrc.b, mnl_attr_get_payload(a), alen);
+			memcpy(r->prefsrc.b, NLA_DATA(a), alen);
 			r->prefsrc_set = 1;
 			break;
 		case RTA_MULTIPATH:
@@ -269,12 +297,12 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 		case RTA_NH_ID:
 			if (plen != 4)
 				goto bad_attr;
-			r->nh_id = mnl_attr_get_u32(a);
+			r->nh_id = nl_attr_u32(a);
 			break;
 		case RTA_ENCAP_TYPE:
 			if (plen != 2)
 				goto bad_attr;
-			r->encap_type = mnl_attr_get_u16(a);
+			r->encap_type = nl_attr_u16(a);
 			break;
 		default:
 			if (!nl_rta_ignored(type))
@@ -282,8 +310,7 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 			break;
 		}
 	}
-	rest = (const char *)mnl_nlmsg_get_payload_tail(nlh) - (const char *)a;
-	if (rest != 0) {
+	if (p != end) {
 		*err = NL_ERR_TRUNC;
 		return -EINVAL;
 	}
