@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <event2/event.h>
 #include <linux/rtnetlink.h>
 
@@ -48,6 +49,8 @@ struct fibd {
 	struct fib *fib;
 	struct ingest *ing;
 	struct event *sig_term, *sig_int, *sig_usr1;
+	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
+	double probe_last, probe_max;
 	int writing;
 };
 
@@ -358,17 +361,40 @@ fibd_write_outputs(struct ingest *ing, void *arg)
 		event_base_loopbreak(d->base);
 }
 
+static double
+fibd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void
+fibd_probe(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+	double now = fibd_now();
+
+	if (now - d->probe_last > d->probe_max)
+		d->probe_max = now - d->probe_last;
+	d->probe_last = now;
+}
+
 static void
 fibd_ready(struct ingest *ing, void *arg)
 {
 	struct fibd *d = arg;
 	struct ingest_stats st;
 
+	fibd_probe(-1, 0, d);
+	event_del(d->probe);
 	ingest_stats(ing, &st);
 	log_info("ready: %zu v4 / %zu v6 routes in %.3f seconds", fib_count(d->fib, AF_INET),
 		 fib_count(d->fib, AF_INET6), st.ingest_seconds);
-	log_debug("ingest: dump and parse %.3f s, fib_load %.3f s", st.dump_seconds,
-		  st.ingest_seconds - st.dump_seconds);
+	log_info("ingest: dump and parse %.3f s, then %.3f s to finish loading; longest "
+		 "event-loop stall %.1f ms", st.dump_seconds, st.ingest_seconds - st.dump_seconds,
+		 d->probe_max * 1e3);
 	if (d->opts.dump_file || d->opts.lookup_in || d->opts.once) {
 		d->writing = 1;
 		ingest_sync(ing, fibd_write_outputs, d);
@@ -417,6 +443,10 @@ main(int argc, char **argv)
 	if (!d.sig_term || !d.sig_int || !d.sig_usr1 || evsignal_add(d.sig_term, NULL) ||
 	    evsignal_add(d.sig_int, NULL) || evsignal_add(d.sig_usr1, NULL))
 		fatalx("signal events");
+	d.probe = event_new(d.base, -1, EV_PERSIST, fibd_probe, &d);
+	if (!d.probe || event_add(d.probe, &(struct timeval){ 0, 1000 }) < 0)
+		fatalx("probe timer");
+	d.probe_last = fibd_now();
 	if (ingest_start(d.ing, fibd_ready, &d) < 0)
 		fatal("ingest_start");
 
@@ -426,6 +456,7 @@ main(int argc, char **argv)
 	event_free(d.sig_term);
 	event_free(d.sig_int);
 	event_free(d.sig_usr1);
+	event_free(d.probe);
 	ingest_free(d.ing);
 	fib_free(d.fib);
 	fib_thread_offline();
