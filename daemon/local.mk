@@ -26,10 +26,12 @@ TESTS += \
 NL_INTEGRATION_TESTS = \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
-	tests/integration/nl_ris.sh
+	tests/integration/nl_ris.sh \
+	tests/integration/nl_reset.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \
+	tests/integration/nl_reset.sh \
 	tests/integration/nlbench.sh \
 	tests/integration/README.md \
 	tests/fuzz/nl_fuzz.c \
