@@ -78,9 +78,9 @@ struct flow_config {
 	uint64_t gc_min_interval;     /* 0.5 s between pressure GCs */
 	uint32_t gc_elasticity;       /* 8: pressure GC target entries per bucket */
 	uint64_t scan_budget;         /* 2 ms of scanning between yields */
-	uint32_t yield_check;         /* 64: locked buckets (or 16x as many empty
-				       * ones) between time-budget checks; 0: no
-				       * yield checks at all */
+	uint32_t yield_check;         /* 64: non-empty buckets (or 256x as many
+				       * empty ones) between time-budget checks;
+				       * 0: no yield checks at all */
 	uint64_t yield_sleep;         /* 0: sched_yield(); else nanosleep this long */
 	uint32_t chain_cap;           /* 16: the oldest entry of a full chain goes */
 	uint32_t admit;               /* enum flow_admit */
