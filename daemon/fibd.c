@@ -131,7 +131,7 @@ fibd_parse_args(struct fibd_opts *o, int argc, char **argv)
 			o->ingest.rcvbuf = (unsigned)fibd_num(optarg, 1u << 30);
 			break;
 		case 'B':
-			o->ingest.budget_ms = (unsigned)fibd_num(optarg, 10000);
+			o->ingest.budget_us = (unsigned)fibd_num(optarg, 10000) * 1000;
 			break;
 		case 'D':
 			o->dump_file = optarg;

@@ -132,7 +132,7 @@ ingest_conf_default(struct ingest_conf *c)
 	c->tables[0] = RT_TABLE_MAIN;
 	c->ntables = 1;
 	c->rcvbuf = 64u << 20;
-	c->budget_ms = 2;
+	c->budget_us = 2000;
 }
 
 static double
@@ -147,7 +147,7 @@ ingest_now(void)
 static double
 ingest_deadline(const struct ingest *ing)
 {
-	return ingest_now() + ing->conf.budget_ms * 1e-3;
+	return ingest_now() + ing->conf.budget_us * 1e-6;
 }
 
 static int
@@ -1220,8 +1220,8 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->base = base;
 	ing->fib = fib;
 	ing->conf = *c;
-	if (!ing->conf.budget_ms)
-		ing->conf.budget_ms = 2;
+	if (!ing->conf.budget_us)
+		ing->conf.budget_us = 2000;
 	ing->first = 1;
 	ing->load.efd = -1;
 	ing->buf = malloc(INGEST_BUF);

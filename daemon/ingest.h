@@ -15,8 +15,8 @@
  *    |      dump: links -> nexthops -> v4 -> v6 (reads in slices)
  *    |                                             |
  *    |  first dump: fib_load per family    resync: walk the FIB once,
- *    |                                     sort both, merge in slices:
- *    |                                     del absent, replace changed,
+ *    |  on a loader thread (IPv4 builds    sort both, merge in slices:
+ *    |  while IPv6 is dumped)              del absent, replace changed,
  *    |                                     add new (readers never see
  *    |                                     an empty FIB)
  *    └──────── then the queued events, in order ──┘
@@ -25,9 +25,15 @@
  * states what the route is (add/replace/delete), so applying an old one
  * and then the newer ones ends in the newest state.
  *
- * All work runs on the main thread in slices of at most budget_ms; a
+ * All work runs on the main thread in slices of at most budget_us; a
  * slice that runs out re-arms itself (socket still readable, or
- * event_active on a deferred event) so the loop serves other events.
+ * event_active on a deferred event) so the loop serves other events. The
+ * one exception is the first load: fib_load is a single call, so it runs
+ * on a loader thread that is the FIB's only writer until it hands back
+ * (through an eventfd) and the main thread applies the queued events.
+ *
+ * The fields of struct ingest_conf are those of struct conf_netlink
+ * (conf/conf.h): families bits, tables (none: all), rcvbuf, budget.
  */
 #ifndef DAEMON_INGEST_H
 #define DAEMON_INGEST_H
@@ -50,7 +56,7 @@ struct ingest_conf {
 	uint32_t tables[INGEST_TABLES_MAX]; /* default: RT_TABLE_MAIN */
 	unsigned ntables;                  /* 0: every table */
 	unsigned rcvbuf;                   /* event socket, bytes: 64 MiB */
-	unsigned budget_ms;                /* per slice: 2 */
+	unsigned budget_us;                /* per slice: 2000 (conf: netlink.slice_budget_us) */
 };
 
 struct ingest_stats {
