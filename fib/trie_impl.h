@@ -426,9 +426,9 @@ slow:
 			{
 				const struct tleaf *l = NULL;
 				fa = trie_lookup_slow(root, F, key, table, 0, -1, &l);
-				c = &l->kv;
 				if (!fa)
 					goto done;
+				c = &l->kv;
 			}
 found:
 			res[i].leaf = (const struct fib_leaf *)c;
