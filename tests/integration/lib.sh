@@ -17,7 +17,7 @@ NSS=""
 PIDS=""
 
 nl_cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	for p in $PIDS; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	for n in $NSS; do ip netns del "$n" 2>/dev/null; done
 	if [ -n "${KEEP_TMP:-}" ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi

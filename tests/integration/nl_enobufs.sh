@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # DOC: event loss. fibd runs with a tiny event-socket receive buffer
 # (-b 4096) while `ip -batch` churns 60,000 changes (replace, delete,
-# add) over a 50,000-route table: the kernel must drop notifications
+# add) over a 50,000-route table, the first half with fibd stopped
+# (SIGSTOP) so that the overrun is certain: the kernel drops notifications
 # (ENOBUFS), fibd must count them, resynchronise (dump + mark-and-sweep)
 # and end with exactly the kernel's table. Runs in a few seconds.
 set -u
@@ -24,7 +25,14 @@ awk 'NR % 2 == 1 && NR % 6 == 1 { print "route replace " $1 " via 10.0.0." (NR %
 	NR % 2 == 1 && NR % 6 == 3 { print "route del " $1 }
 	NR % 2 == 0 { print "route add " $1 " via 10.0.0.77 dev v0 onlink" }' "$TMP/all" |
 	head -n 60000 >"$TMP/churn"
-ip -n "$NS" -force -batch "$TMP/churn" 2>/dev/null
+# The first half while fibd is stopped, so the buffer surely overruns;
+# the second half while fibd resyncs after it sees ENOBUFS.
+head -n 30000 "$TMP/churn" >"$TMP/churn1"
+tail -n +30001 "$TMP/churn" >"$TMP/churn2"
+kill -STOP "$FIBD_PID"
+ip -n "$NS" -force -batch "$TMP/churn1" 2>/dev/null
+kill -CONT "$FIBD_PID"
+ip -n "$NS" -force -batch "$TMP/churn2" 2>/dev/null
 nl_fibd_sync "$TMP/dump"
 grep '^fibd: stats' "$TMP/fibd.log" | tail -1
 nl_compare_dump 254 "$TMP/dump" after-enobufs
