@@ -6,6 +6,7 @@ cache_libflow_la_SOURCES = \
 	cache/flow.c
 noinst_HEADERS += \
 	cache/flow.h
+EXTRA_DIST += cache/README.md
 cache_libflow_la_CFLAGS = $(AM_CFLAGS) -O3
 cache_libflow_la_LIBADD = $(URCU_LIBS) -lpthread
 
