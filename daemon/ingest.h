@@ -111,6 +111,7 @@ void ingest_sync(struct ingest *ing, ingest_cb cb, void *arg);
 /* Force a resync, as after ENOBUFS. Context: main thread. */
 void ingest_resync(struct ingest *ing);
 
+/* Context: main thread. */
 void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
 
 /* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */

@@ -25,6 +25,7 @@ void log_init(const char *ident, int verbose);
 void log_set_verbose(int verbose);
 int log_get_verbose(void);
 
+/* Context: any thread (one write(2) per line); fatal/fatalx exit(1). */
 void log_warn(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_info(const char *fmt, ...) LOG_PRINTF(1, 2);
