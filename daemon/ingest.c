@@ -555,7 +555,11 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 			     nlh->nlmsg_type, nlh->nlmsg_len, nl_err_name(err));
 		return;
 	}
-	ing->st.unknown_attrs += nr->unknown_attrs;
+	if (nr->unknown_attrs) {
+		ing->st.unknown_attrs += nr->unknown_attrs;
+		log_warnx_rl(&ing->rl_parse, "route message with %u unknown attribute(s), type %u: ignored",
+			     nr->unknown_attrs, nr->unknown_type);
+	}
 	if (ret == NL_SKIP || !ingest_family_wanted(ing, nr->r.family) ||
 	    !ingest_table_wanted(ing, nr->r.table)) {
 		ing->st.skipped++;

@@ -172,6 +172,7 @@ nl_multipath(const struct nlattr *mp, int family, struct nl_route *out, enum nl_
 				break;
 			default:
 				out->unknown_attrs++;
+				out->unknown_type = (uint16_t)mnl_attr_get_type(a);
 				break;
 			}
 			alen_left -= (int)MNL_ALIGN(a->nla_len);
@@ -305,8 +306,10 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 			r->encap_type = nl_attr_u16(a);
 			break;
 		default:
-			if (!nl_rta_ignored(type))
+			if (!nl_rta_ignored(type)) {
 				out->unknown_attrs++;
+				out->unknown_type = (uint16_t)type;
+			}
 			break;
 		}
 	}

@@ -57,6 +57,7 @@ struct nl_route {
 	uint16_t msg_type;  /* RTM_NEWROUTE or RTM_DELROUTE */
 	uint16_t msg_flags; /* nlmsg_flags: NLM_F_REPLACE, NLM_F_APPEND, ... */
 	uint32_t unknown_attrs; /* attributes this parser does not know, ignored */
+	uint16_t unknown_type;  /* the last of them, for the log */
 	uint8_t nh_resolved; /* paths came from the next-hop table */
 };
 
