@@ -53,6 +53,8 @@ cat >"$TMP/prefixes" <<'PFX'
 1.2.8.0/24
 1.2.9.0/24
 1.2.10.0/24
+1.2.14.0/24
+1.2.15.0/24
 9.0.0.0/8
 7.7.0.0/16
 10.0.0.128/26
@@ -109,6 +111,20 @@ nl_fibd_sync "$TMP/dump" "$TMP/lookup"
 nl_compare_dump 254 "$TMP/dump" silent-main
 nl_compare_get "$TMP/addrs" "$TMP/lookup" silent-get
 grep -q 'resyncs=[1-9]' "$TMP/fibd.log" || nl_fail "no resync counted"
+
+# Next-hop objects without compat mode: route messages carry only
+# RTA_NH_ID, fibd expands it from its next-hop table. `ip route show`
+# then prints no paths, so only `ip route get` is compared.
+ip netns exec "$NS" sysctl -qw net.ipv4.nexthop_compat_mode=0 || nl_fail "compat mode"
+ipn nexthop add id 20 via 10.0.0.21 dev v0
+ipn nexthop add id 21 via 10.0.0.22 dev v0
+ipn nexthop add id 22 group 20,2/21,4
+ipn route add 1.2.14.0/24 nhid 22
+ipn route add 1.2.15.0/24 nhid 20
+nl_fibd_sync "$TMP/dump" "$TMP/lookup"
+grep -q '^unicast 1.2.14.0/24 metric 0 nhid 22 nh via 10.0.0.21 dev v0 w 2 nh via 10.0.0.22 dev v0 w 4$' "$TMP/dump" ||
+	nl_fail "group 22 not expanded: $(grep 1.2.14.0 "$TMP/dump")"
+nl_compare_get "$TMP/addrs" "$TMP/lookup" nocompat-get
 nl_fibd_stop
 grep -q 'parse_errors: none' "$TMP/fibd.log" || nl_fail "parse errors: $(grep stats "$TMP/fibd.log" | tail -1)"
 echo "PASS"
