@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,32 +90,17 @@ void __tsan_release(void *addr);
 #define FLOW_TSAN_ACQUIRE(p) ((void)(p))
 #endif
 
-/*
- * The key packed into three words; IPv6 addresses live in the entry's
- * second line. id = hash tag | tos << 32 | family << 40.
- */
-struct flow_pkey {
-	uint64_t id, ti, a4;
-};
-
-/*
- * 128 bytes, 64-aligned. Line 1 holds all that a hit on an IPv4 key reads
- * (link, packed key, generation, last use, result); line 2 the retire
- * link, written only after the entry is unlinked, and IPv6 addresses.
- */
 struct flow_entry {
 	struct flow_entry *next; /* RCU chain */
-	uint64_t id;             /* struct flow_pkey */
-	uint64_t ti;             /* table | iif << 32 */
-	uint64_t a4;             /* IPv4 dst | src << 32 (network order bytes) */
+	uint32_t tag;
+	uint32_t pad_;
+	struct flow_key key;     /* 48: the first line ends here */
 	uint64_t gen;
-	uint64_t last_use;       /* relaxed */
+	uint64_t last_use; /* relaxed */
 	struct fib_result res;
 	struct flow_entry *retire_next;
-	uint8_t a6[32];          /* IPv6 dst, src */
 };
 #define FLOW_ENTRY_SIZE 128
-_Static_assert(offsetof(struct flow_entry, retire_next) == 64, "hit fields in one line");
 _Static_assert(sizeof(struct flow_entry) <= FLOW_ENTRY_SIZE, "flow_entry fits 128 bytes");
 
 /* Lock and counters of a share of the buckets, one cache line or more. */
@@ -325,28 +309,15 @@ flow_hash(const struct flow_cache *fc, const struct flow_key *k)
 	return flow_siphash13(fc->cfg.secret, m, 6);
 }
 
-static inline void
-flow_pack(const struct flow_key *k, uint32_t tag, struct flow_pkey *pk)
-{
-	uint32_t d, s;
-
-	pk->id = (uint64_t)tag | (uint64_t)k->tos << 32 | (uint64_t)k->family << 40;
-	pk->ti = (uint64_t)k->table | (uint64_t)k->iif << 32;
-	pk->a4 = 0;
-	if (k->family == AF_INET) {
-		memcpy(&d, k->dst.b, 4);
-		memcpy(&s, k->src.b, 4);
-		pk->a4 = (uint64_t)d | (uint64_t)s << 32;
-	}
-}
-
 static inline bool
-flow_match(const struct flow_entry *e, const struct flow_pkey *pk, const struct flow_key *k)
+flow_key_eq(const struct flow_key *a, const struct flow_key *b)
 {
-	if (((e->id ^ pk->id) | (e->ti ^ pk->ti) | (e->a4 ^ pk->a4)) != 0)
-		return false;
-	return k->family != AF_INET6 ||
-	       (memcmp(e->a6, k->dst.b, 16) == 0 && memcmp(e->a6 + 16, k->src.b, 16) == 0);
+	const uint64_t *x = (const uint64_t *)(const void *)a;
+	const uint64_t *y = (const uint64_t *)(const void *)b;
+
+	_Static_assert(sizeof(struct flow_key) == 48, "flow_key is 6 words");
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) |
+		(x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
 }
 
 void
@@ -632,7 +603,7 @@ flow_door_set(struct flow_cache *fc, uint64_t *w, uint64_t m, uint64_t h)
 }
 
 static void
-flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, const struct flow_pkey *pk,
+flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t tag,
 	    const struct flow_key *key, uint64_t gen, const struct fib_result *res)
 {
 	struct flow_entry *e, *x, **pp, **oldest = NULL, *dead = NULL;
@@ -643,25 +614,23 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, const stru
 		flow_pressure_request(fc);
 		return;
 	}
+	/* 128-byte aligned: two whole cache lines, the chain link, tag and
+	 * key in the first */
 	e = aligned_alloc(64, FLOW_ENTRY_SIZE);
 	if (!e)
 		return;
-	e->id = pk->id;
-	e->ti = pk->ti;
-	e->a4 = pk->a4;
+	e->tag = tag;
+	e->pad_ = 0;
 	e->gen = gen;
 	e->last_use = flow_now_fast(fc);
 	e->res = *res;
+	e->key = *key;
 	e->retire_next = NULL;
-	if (key->family == AF_INET6) {
-		memcpy(e->a6, key->dst.b, 16);
-		memcpy(e->a6 + 16, key->src.b, 16);
-	}
 
 	pthread_mutex_lock(&s->lock);
 	pp = &fc->buckets[b];
 	while ((x = *pp) != NULL) {
-		if (flow_match(x, pk, key) && x->gen >= gen) {
+		if (x->tag == tag && flow_key_eq(&x->key, key) && x->gen >= gen) {
 			/* another thread inserted it meanwhile */
 			pthread_mutex_unlock(&s->lock);
 			free(e);
@@ -764,8 +733,7 @@ flow_adapt(struct flow_cache *fc)
 struct flow_probe {
 	uint64_t h;
 	uint64_t *w, m; /* doorkeeper word and bit; w NULL: no doorkeeper */
-	struct flow_pkey pk;
-	uint32_t b;
+	uint32_t b, tag;
 	int state;
 };
 
@@ -778,7 +746,7 @@ flow_probe_hash(struct flow_cache *fc, const struct flow_key *key, struct flow_p
 
 	p->h = flow_hash(fc, key);
 	p->b = (uint32_t)p->h & fc->mask;
-	flow_pack(key, (uint32_t)(p->h >> 32), &p->pk);
+	p->tag = (uint32_t)(p->h >> 32);
 	p->w = NULL;
 	p->m = 0;
 	if (fc->cfg.admit == FLOW_ADMIT_DOORKEEPER) {
@@ -802,7 +770,7 @@ flow_probe_walk(struct flow_cache *fc, const struct flow_key *key, uint64_t gen,
 	 * (19% of the walk with a Zipf trace), and traffic that misses a lot
 	 * is bypassed before it gets here. */
 	for (e = flow_deref(&fc->buckets[p->b]); e; e = flow_deref(&e->next)) {
-		if (!flow_match(e, &p->pk, key))
+		if (e->tag != p->tag || !flow_key_eq(&e->key, key))
 			continue;
 		if (e->gen != gen) {
 			inc(&s->stale_hits);
@@ -844,7 +812,7 @@ flow_probe_miss(struct flow_cache *fc, const struct flow_key *key, uint64_t gen,
 		inc(&s->admit_deferred);
 		return;
 	}
-	flow_insert(fc, s, p->b, &p->pk, key, gen, res);
+	flow_insert(fc, s, p->b, p->tag, key, gen, res);
 }
 
 int

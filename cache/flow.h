@@ -45,8 +45,8 @@ extern "C" {
 struct flow_cache;
 
 /*
- * A flow key. Build it with flow_key_set4/flow_key_set6. For IPv4 only the
- * first 4 bytes of each address count; pad_ is ignored.
+ * A flow key. Build it with flow_key_set4/flow_key_set6 (or zero it first):
+ * padding and unused address bytes take part in the comparison.
  */
 struct flow_key {
 	union fib_addr dst; /* network order; IPv4 in the first 4 bytes */
