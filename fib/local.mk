@@ -34,10 +34,18 @@ tests_unit_fib_rcu_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) -lpthread
 
 # The race test again, sources compiled with ThreadSanitizer.
+if TSAN_TESTS
 check_PROGRAMS += tests/unit/fib_rcu_tsan
 TESTS += tests/unit/fib_rcu_tsan
+endif
 tests_unit_fib_rcu_tsan_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c $(fib_libfib_la_SOURCES)
 tests_unit_fib_rcu_tsan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
 tests_unit_fib_rcu_tsan_LDFLAGS = -fsanitize=thread
 tests_unit_fib_rcu_tsan_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
 EXTRA_DIST += tests/unit/tsan.supp
+
+# Writer-side benchmark: reclamation modes, worst operation, bulk load, free.
+noinst_PROGRAMS += tests/bench/reclaimbench
+tests_bench_reclaimbench_SOURCES = tests/bench/reclaimbench.c
+tests_bench_reclaimbench_CFLAGS = $(AM_CFLAGS) -O2
+tests_bench_reclaimbench_LDADD = fib/libfib.la tests/util/libtestutil.la -lpthread

@@ -66,6 +66,11 @@ typedef TRIE_KEY tkey;
 #define KEYBITS TRIE_KEYBITS
 #define MAX_BITS 24 /* widest node: 16M children */
 #define MAX_WORK 10
+/* Inflates and halves one update may do in all. Growing the root splits
+ * every full child and resizes them in turn: one insert could otherwise
+ * restructure the whole trie (tens of thousands of inflates, tens of ms).
+ * What is left over happens on later updates along those paths. */
+#define RESIZE_BUDGET 64
 #define LOOKUP_GROUP 16
 
 /* Readers see child slots, the root and slen change under them. */
@@ -115,6 +120,7 @@ struct TRIE_PREFIX {
 	struct rootfb *rfb;
 	struct fib_ctx *ctx;
 	size_t routes;
+	int budget; /* resize steps left in this update */
 	uint64_t resizes, inflates, halves, collapses;
 };
 
@@ -777,7 +783,8 @@ resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn)
 	int max_work = MAX_WORK;
 
 	t->resizes++;
-	while (should_inflate(t, tp, tn) && max_work) {
+	while (should_inflate(t, tp, tn) && max_work && t->budget > 0) {
+		t->budget--;
 		struct tnode *nn = inflate(t, tp, tn);
 		if (!nn)
 			break;
@@ -791,7 +798,8 @@ resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn)
 			collapse(t, tp, tn);
 		return;
 	}
-	while (should_halve(t, tp, tn) && max_work) {
+	while (should_halve(t, tp, tn) && max_work && t->budget > 0) {
+		t->budget--;
 		struct tnode *nn = halve(t, tp, tn);
 		if (!nn)
 			break;
@@ -804,9 +812,12 @@ resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn)
 	}
 	if (max_work != MAX_WORK)
 		return;
-	if (tn->kv.slen > tn->kv.pos) {
+	/* Push the suffix length to the parent. Not for the root: it has no
+	 * parent, and a scan of its 2^18 slots on every update was most of
+	 * the writer's time. Its slen stays an upper bound, as lookups need. */
+	if (tp && tn->kv.slen > tn->kv.pos) {
 		unsigned slen = update_suffix(tn);
-		if (tp && slen > tp->kv.slen)
+		if (slen > tp->kv.slen)
 			T_STORE8(tp->kv.slen, (uint8_t)slen);
 	}
 }
@@ -1047,6 +1058,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 	fi = info_get(t->ctx->it, r);
 	if (!fi)
 		return -ENOMEM;
+	t->budget = RESIZE_BUDGET;
 	na.slen = (uint8_t)slen;
 	na.tos = r->tos;
 	na.type = r->type;
@@ -1142,6 +1154,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 
 	if (!l)
 		return -ENOENT;
+	t->budget = RESIZE_BUDGET;
 	n = l->kv.n;
 	for (at = 0; at < n; at++) {
 		const struct fib_alias *fa = &l->fa[at];

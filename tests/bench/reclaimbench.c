@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: reclaimbench, the writer's side of libfib under load
+ *
+ * Loads a full table one route at a time, deletes it again, while reader
+ * threads look up without pause, once per reclamation mode (call_rcu,
+ * synchronous grace period) and sync_pages value; reports the time, the
+ * writer's worst single operation (a stall the event loop would feel),
+ * batches and grace periods. Then compares fib_load (off-line build, one
+ * publish) with one insert at a time, and times fib_free of a full FIB.
+ *
+ *   reclaimbench [--routes FILE | --gen N] [--readers T] [--sync-pages P]
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "fib/fib.h"
+#include "tests/util/routes.h"
+#include "tests/util/tablegen.h"
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+struct reader {
+	pthread_t th;
+	struct fib *fib;
+	const struct routes *rt;
+	int *stop;
+	unsigned long n;
+};
+
+static void *
+reader_main(void *arg)
+{
+	struct reader *r = arg;
+	uint64_t x = (uint64_t)(uintptr_t)r | 1;
+
+	fib_thread_online();
+	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		const struct fib_route *rr = &r->rt->r[x % r->rt->n];
+		fib_read_lock();
+		(void)fib_lookup_rcu(r->fib, rr->family, rr->dst.b, 254, 0);
+		fib_read_unlock();
+		r->n++;
+	}
+	fib_thread_offline();
+	return NULL;
+}
+
+static void
+run_mode(const struct routes *rt, unsigned mode, unsigned sync_pages, int nreaders)
+{
+	struct fib_params p;
+	struct fib *fib;
+	struct reader rd[8];
+	int stop = 0;
+	double t0, t_add, t_del, worst_add = 0, worst_del = 0, t_free;
+	struct fib_stats st;
+	unsigned long lookups = 0;
+
+	fib_params_default(&p);
+	p.reclaim_mode = mode;
+	p.sync_pages = sync_pages;
+	fib = fib_new(&p);
+	for (int i = 0; i < nreaders; i++) {
+		rd[i] = (struct reader){ .fib = fib, .rt = rt, .stop = &stop };
+		pthread_create(&rd[i].th, NULL, reader_main, &rd[i]);
+	}
+	t0 = now();
+	for (size_t i = 0; i < rt->n; i++) {
+		double a = now(), d;
+		fib_add(fib, &rt->r[i], 0);
+		d = now() - a;
+		if (d > worst_add)
+			worst_add = d;
+	}
+	t_add = now() - t0;
+	t0 = now();
+	for (size_t i = 0; i < rt->n; i++) {
+		double a = now(), d;
+		fib_del(fib, &rt->r[i]);
+		d = now() - a;
+		if (d > worst_del)
+			worst_del = d;
+	}
+	t_del = now() - t0;
+	fib_reclaim_barrier(fib);
+	fib_stats(fib, &st);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < nreaders; i++) {
+		pthread_join(rd[i].th, NULL);
+		lookups += rd[i].n;
+	}
+	t0 = now();
+	fib_free(fib);
+	t_free = now() - t0;
+	printf("%-8s sync_pages %-5u add %6.3f s (worst op %6.3f ms)  del %6.3f s (worst op %6.3f ms)  "
+	       "batches %-5lu grace periods %-5lu gp min/avg/max %.3f/%.3f/%.3f ms  "
+	       "retired %lu MB  reader lookups %lu  free %.3f ms\n",
+	       mode == FIB_RECLAIM_SYNC ? "sync" : "call_rcu", sync_pages, t_add, worst_add * 1e3,
+	       t_del, worst_del * 1e3, (unsigned long)st.reclaim.batches,
+	       (unsigned long)st.reclaim.grace_periods, st.reclaim.gp_ns_min / 1e6,
+	       st.reclaim.grace_periods ? st.reclaim.gp_ns_total / 1e6 / st.reclaim.grace_periods : 0,
+	       st.reclaim.gp_ns_max / 1e6, (unsigned long)(st.reclaim.bytes_retired >> 20), lookups,
+	       t_free * 1e3);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "routes", required_argument, NULL, 'r' },
+		{ "gen", required_argument, NULL, 'g' },
+		{ "readers", required_argument, NULL, 't' },
+		{ "sync-pages", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *file = NULL;
+	size_t gen = 0;
+	int nreaders = 1, c;
+	unsigned sp = 0;
+	struct routes rt;
+	char err[256];
+	struct fib *fib;
+	double t0, t_load, t_one, t_free;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			file = optarg;
+			break;
+		case 'g':
+			gen = strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			nreaders = atoi(optarg);
+			break;
+		case 's':
+			sp = (unsigned)atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: reclaimbench [--routes FILE | --gen N] [--readers T] "
+					"[--sync-pages P]\n");
+			return 2;
+		}
+	}
+	if (nreaders < 0 || nreaders > 8)
+		nreaders = 1;
+	routes_init(&rt);
+	if (file) {
+		if (routes_read(&rt, file, err, sizeof(err))) {
+			fprintf(stderr, "reclaimbench: %s\n", err);
+			return 1;
+		}
+	} else {
+		struct tablegen_params tp;
+		tablegen_params_default(&tp, AF_INET);
+		tp.n = gen ? gen : 1000000;
+		if (tablegen_make(&tp, &rt)) {
+			fprintf(stderr, "reclaimbench: generator failed\n");
+			return 1;
+		}
+	}
+	printf("routes %zu, %d reader thread(s)\n", rt.n, nreaders);
+	fib_thread_online();
+	/* one insert at a time against the off-line build */
+	fib = fib_new(NULL);
+	t0 = now();
+	for (size_t i = 0; i < rt.n; i++)
+		fib_add(fib, &rt.r[i], 0);
+	t_one = now() - t0;
+	fib_free(fib);
+	fib = fib_new(NULL);
+	t0 = now();
+	if (fib_load(fib, rt.r, rt.n))
+		fprintf(stderr, "reclaimbench: fib_load failed\n");
+	t_load = now() - t0;
+	t0 = now();
+	fib_free(fib);
+	t_free = now() - t0;
+	printf("build: fib_add one by one %.3f s, fib_load %.3f s (%.1fx); fib_free of the full FIB %.3f ms\n",
+	       t_one, t_load, t_one / t_load, t_free * 1e3);
+	if (sp) {
+		run_mode(&rt, FIB_RECLAIM_CALL_RCU, sp, nreaders);
+		run_mode(&rt, FIB_RECLAIM_SYNC, sp, nreaders);
+	} else {
+		static const unsigned pages[] = { 1, 128 };
+		for (unsigned i = 0; i < 2; i++) {
+			run_mode(&rt, FIB_RECLAIM_CALL_RCU, pages[i], nreaders);
+			run_mode(&rt, FIB_RECLAIM_SYNC, pages[i], nreaders);
+		}
+	}
+	routes_free(&rt);
+	fib_thread_offline();
+	return 0;
+}
