@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,17 +144,25 @@ fib_route_valid(const struct fib_route *r)
 	}
 	if (r->plen > maxlen)
 		return 0;
-	/* canonical prefix: no host bits */
-	for (unsigned i = 0; i < abytes; i++) {
-		unsigned bit = i * 8;
-		uint8_t mask = bit >= r->plen ? 0 : r->plen - bit >= 8 ? 0xff
-								       : (uint8_t)(0xff << (8 - (r->plen - bit)));
-		if (r->dst.b[i] & ~mask)
+	/* canonical prefix: no host bits, nothing past the address */
+	{
+		uint64_t w[2];
+		memcpy(w, r->dst.b, 16);
+		w[0] = be64toh(w[0]);
+		w[1] = be64toh(w[1]);
+		if (abytes == 4) {
+			if (w[1] || (w[0] & 0xffffffffu))
+				return 0;
+			w[0] >>= 32;
+			if (r->plen < 32 && (w[0] & (0xffffffffu >> r->plen)))
+				return 0;
+		} else if (r->plen <= 64) {
+			if (w[1] || (r->plen < 64 && (w[0] & (~0ull >> r->plen))))
+				return 0;
+		} else if (r->plen < 128 && (w[1] & (~0ull >> (r->plen - 64)))) {
 			return 0;
+		}
 	}
-	for (unsigned i = abytes; i < 16; i++)
-		if (r->dst.b[i])
-			return 0;
 	switch (r->type) {
 	case FIB_UNICAST:
 	case FIB_LOCAL:

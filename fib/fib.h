@@ -168,9 +168,10 @@ int fib_add(struct fib *fib, const struct fib_route *r, unsigned flags);
 int fib_del(struct fib *fib, const struct fib_route *r);
 /*
  * Add many routes at once into an empty family: sorts them, builds the
- * trie off-line and publishes it with one pointer store. Duplicate
- * prefixes with equal table, tos and priority keep the first. Falls back
- * to fib_add one by one when the family already has routes.
+ * trie off-line and publishes it with one pointer store. Routes of equal
+ * prefix, table, tos and priority are kept in input order, as appends;
+ * identical routes once. Falls back to fib_add one by one (duplicates
+ * skipped) when the family already has routes.
  * Context: writer. Returns 0, -EINVAL (nothing added) or -ENOMEM.
  */
 int fib_load(struct fib *fib, const struct fib_route *r, size_t n);

@@ -28,6 +28,7 @@ struct info_table {
 	struct reclaim *rc;
 	struct info_node **bucket;
 	size_t nbuckets;
+	struct info_node *last; /* routes come in runs of one next hop */
 	uint64_t count;
 	uint64_t bytes;
 };
@@ -136,11 +137,17 @@ info_get(struct info_table *it, const struct fib_route *r)
 	struct info_node *n;
 
 	info_fill(&key.fi, r);
+	n = it->last;
+	if (n && n->info.nh_count == key.fi.nh_count && memcmp(&n->info, &key.fi, sz) == 0) {
+		n->refcnt++;
+		return &n->info;
+	}
 	h = info_hash_bytes(2166136261u, &key.fi, sz);
 	for (n = it->bucket[h & (it->nbuckets - 1)]; n; n = n->next)
 		if (n->hash == h && n->info.nh_count == key.fi.nh_count &&
 		    memcmp(&n->info, &key.fi, sz) == 0) {
 			n->refcnt++;
+			it->last = n;
 			return &n->info;
 		}
 	n = pool_alloc(it->pool, info_size(r->nh_count));
@@ -153,6 +160,7 @@ info_get(struct info_table *it, const struct fib_route *r)
 	it->bucket[h & (it->nbuckets - 1)] = n;
 	it->count++;
 	it->bytes += info_size(r->nh_count);
+	it->last = n;
 	if (it->count > it->nbuckets)
 		info_grow(it);
 	return &n->info;
@@ -172,6 +180,8 @@ info_put(struct info_table *it, struct fib_info *fi)
 
 	if (--n->refcnt)
 		return;
+	if (it->last == n)
+		it->last = NULL;
 	for (pp = &it->bucket[n->hash & (it->nbuckets - 1)]; *pp; pp = &(*pp)->next)
 		if (*pp == n) {
 			*pp = n->next;

@@ -1221,13 +1221,6 @@ load_cmp(const void *pa, const void *pb)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static bool
-load_same(const struct load_ent *a, const struct load_ent *b)
-{
-	return a->key == b->key && a->slen == b->slen && a->table == b->table &&
-	       a->tos == b->tos && a->prio == b->prio;
-}
-
 /* Number of non-empty and full children of a candidate node over sorted
  * leaves [lo, hi) with the given pos and bits. */
 static void
@@ -1345,50 +1338,66 @@ TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
 		e[i].prio = r[i].priority;
 		e[i].idx = (uint32_t)i;
 	}
-	/* Tables arrive sorted from dumps and files: check before sorting. */
-	for (size_t i = 1; i < n; i++)
-		if (load_cmp(&e[i - 1], &e[i]) > 0) {
+	/* Tables arrive sorted by address from dumps and files (a prefix's
+	 * lengths in either order): sort only the runs of one key then. */
+	{
+		size_t i;
+		for (i = 1; i < n && e[i - 1].key <= e[i].key; i++)
+			;
+		if (i < n) {
 			qsort(e, n, sizeof(*e), load_cmp);
-			break;
+		} else {
+			for (size_t a = 0, b; a < n; a = b) {
+				for (b = a + 1; b < n && e[b].key == e[a].key; b++)
+					;
+				if (b - a > 1)
+					qsort(e + a, b - a, sizeof(*e), load_cmp);
+			}
 		}
+	}
 	for (size_t i = 0; i < n && !err;) {
-		size_t j = i + 1, k;
-		unsigned cnt = 1;
+		struct fib_alias tmp[255];
+		unsigned cnt = 0;
+		size_t j = i + 1;
 		struct tleaf *l;
 
-		while (j < n && e[j].key == e[i].key) {
-			if (!load_same(&e[j - 1], &e[j]))
-				cnt++;
+		while (j < n && e[j].key == e[i].key)
 			j++;
-		}
-		if (cnt > 255)
-			cnt = 255;
-		l = leaf_new(t, e[i].key, cnt);
-		if (!l) {
-			err = -ENOMEM;
-			break;
-		}
-		cnt = 0;
-		for (k = i; k < j && cnt < l->kv.n; k++) {
+		/* Every route of the key, in kernel order, equal ones in input
+		 * order (as appends); identical routes once. */
+		for (size_t k = i; k < j; k++) {
 			const struct fib_route *rr = &r[e[k].idx];
-			struct fib_info *fi;
-			if (k > i && load_same(&e[k - 1], &e[k]))
-				continue;
-			fi = info_get(t->ctx->it, rr);
+			struct fib_info *fi = info_get(t->ctx->it, rr);
+			struct fib_alias *a = &tmp[cnt];
+
 			if (!fi) {
-				l->kv.n = (uint8_t)cnt;
 				err = -ENOMEM;
 				break;
 			}
-			l->fa[cnt].slen = e[k].slen;
-			l->fa[cnt].tos = rr->tos;
-			l->fa[cnt].type = rr->type;
-			l->fa[cnt].family = rr->family;
-			l->fa[cnt].table = rr->table;
-			l->fa[cnt].fi = fi;
+			if (cnt == 255 ||
+			    (cnt && tmp[cnt - 1].fi == fi && tmp[cnt - 1].type == rr->type &&
+			     tmp[cnt - 1].slen == e[k].slen && tmp[cnt - 1].table == rr->table &&
+			     tmp[cnt - 1].tos == rr->tos)) {
+				info_put(t->ctx->it, fi);
+				continue;
+			}
+			a->slen = e[k].slen;
+			a->tos = rr->tos;
+			a->type = rr->type;
+			a->family = rr->family;
+			a->table = rr->table;
+			a->fi = fi;
 			cnt++;
 		}
-		l->kv.slen = cnt ? l->fa[cnt - 1].slen : 0;
+		l = err ? NULL : leaf_new(t, e[i].key, cnt);
+		if (!l) {
+			for (unsigned a = 0; a < cnt; a++)
+				info_put(t->ctx->it, tmp[a].fi);
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(l->fa, tmp, cnt * sizeof(tmp[0]));
+		l->kv.slen = l->fa[cnt - 1].slen;
 		L[nl++] = l;
 		i = j;
 	}

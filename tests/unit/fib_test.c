@@ -444,6 +444,45 @@ START_TEST(test_corner)
 }
 END_TEST
 
+/* fib_load keeps routes of one key in input order, identical ones once. */
+START_TEST(test_load_dups)
+{
+	struct fib *fib = fib_new(NULL);
+	struct fib_route r[4];
+	struct fib_nh nh[4];
+	struct fib_result res;
+	struct fib_match fm;
+	union fib_addr a;
+	uint8_t plen, fam;
+
+	memset(nh, 0, sizeof(nh));
+	for (int i = 0; i < 4; i++) {
+		r[i] = mkroute(i == 3 ? "10.1.0.0/16" : "10.0.0.0/8", 254, 0, FIB_UNICAST);
+		nh[i].ifindex = (uint32_t)(i == 2 ? 1 : i + 1); /* r[2] repeats r[0] */
+		nh[i].weight = 1;
+		r[i].nh = &nh[i];
+		r[i].nh_count = 1;
+	}
+	ck_assert_int_eq(fib_load(fib, r, 4), 0);
+	ck_assert_uint_eq(fib_count(fib, AF_INET), 3);
+	check_trie(fib);
+	fib_prefix_parse("10.9.9.9", &a, &plen, &fam);
+	fib_read_lock();
+	res = fib_lookup_rcu(fib, AF_INET, a.b, 254, 0);
+	ck_assert_int_eq(fib_result_get(&res, &fm), 0);
+	ck_assert_uint_eq(fm.info->nh[0].ifindex, 1); /* the first in input order */
+	fib_read_unlock();
+	ck_assert_int_eq(fib_del(fib, &r[0]), 0);
+	fib_read_lock();
+	res = fib_lookup_rcu(fib, AF_INET, a.b, 254, 0);
+	ck_assert_int_eq(fib_result_get(&res, &fm), 0);
+	ck_assert_uint_eq(fm.info->nh[0].ifindex, 2);
+	fib_read_unlock();
+	check_trie(fib);
+	fib_free(fib);
+}
+END_TEST
+
 START_TEST(test_params)
 {
 	struct fib_params p;
@@ -524,6 +563,7 @@ fib_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_corner);
 	tcase_add_test(tc, test_params);
+	tcase_add_test(tc, test_load_dups);
 	tcase_add_loop_test(tc, test_random4, 0, 12);
 	tcase_add_loop_test(tc, test_random6, 0, 12);
 	tcase_add_loop_test(tc, test_thresholds, 0, 5);
