@@ -1374,10 +1374,11 @@ TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
 				err = -ENOMEM;
 				break;
 			}
-			if (cnt == 255 ||
-			    (cnt && tmp[cnt - 1].fi == fi && tmp[cnt - 1].type == rr->type &&
-			     tmp[cnt - 1].slen == e[k].slen && tmp[cnt - 1].table == rr->table &&
-			     tmp[cnt - 1].tos == rr->tos)) {
+			bool dup = cnt == 255;
+			for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == e[k].slen;)
+				dup = tmp[d].fi == fi && tmp[d].type == rr->type &&
+				      tmp[d].table == rr->table && tmp[d].tos == rr->tos;
+			if (dup) {
 				info_put(t->ctx->it, fi);
 				continue;
 			}
