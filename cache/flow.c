@@ -1255,12 +1255,12 @@ flow_worker(void *arg)
 	struct timespec ts;
 
 	fib_thread_online();
+	pthread_mutex_lock(&fc->wk_lock); /* the gc_* tunables live under it */
 	now = flow_now(fc);
 	half = fc->cfg.gc_interval / 2;
 	/* first run jittered in [interval/2, interval] */
 	next = now + half + (fc->cfg.secret[0] ^ fc->cfg.secret[1]) % (half + 1);
 	last_pressure = now - fc->cfg.gc_min_interval;
-	pthread_mutex_lock(&fc->wk_lock);
 	while (!fc->wk_stop) {
 		now = flow_now(fc);
 		st(&fc->tick_now, now);
@@ -1377,6 +1377,44 @@ flow_cache_free(struct flow_cache *fc)
 	free(fc->stripes);
 	free(fc->door);
 	free(fc);
+}
+
+/*
+ * Live tunables: the expiry timing and the yield checks change in place;
+ * the rest sizes or keys the table and needs a new cache.
+ */
+int
+flow_cache_reconfigure(struct flow_cache *fc, const struct flow_config *c)
+{
+	const struct flow_config *o = &fc->cfg;
+	flow_clock_fn clock = c->clock ? c->clock : flow_coarse_ns;
+
+	if (c->gc_interval == 0 || c->gc_timeout == 0)
+		return -EINVAL;
+	if (c->enabled != o->enabled || flow_pow2(c->buckets) != (uint64_t)fc->mask + 1 ||
+	    c->max_entries != o->max_entries || c->chain_cap != o->chain_cap ||
+	    c->admit != o->admit || c->doorkeeper_bits_log != o->doorkeeper_bits_log ||
+	    c->bypass_below != o->bypass_below || c->secret[0] != o->secret[0] ||
+	    c->secret[1] != o->secret[1] || clock != o->clock ||
+	    (c->clock && c->clock_arg != o->clock_arg) ||
+	    (c->reclaim_bytes ? c->reclaim_bytes : 4096) != o->reclaim_bytes)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&fc->gc_lock); /* order: gc_lock, then wk_lock */
+	pthread_mutex_lock(&fc->wk_lock);
+	fc->cfg.gc_interval = c->gc_interval;
+	fc->cfg.gc_timeout = c->gc_timeout;
+	fc->cfg.gc_min_interval = c->gc_min_interval;
+	fc->cfg.gc_elasticity = c->gc_elasticity;
+	fc->cfg.scan_budget = c->scan_budget;
+	fc->cfg.yield_check = c->yield_check;
+	fc->cfg.yield_sleep = c->yield_sleep;
+	fc->target = (uint64_t)c->max_entries * 3 / 4;
+	if ((uint64_t)c->gc_elasticity * (fc->mask + 1ull) < fc->target)
+		fc->target = (uint64_t)c->gc_elasticity * (fc->mask + 1ull);
+	pthread_cond_signal(&fc->wk_cond);
+	pthread_mutex_unlock(&fc->wk_lock);
+	pthread_mutex_unlock(&fc->gc_lock);
+	return 0;
 }
 
 /* Introspection. */

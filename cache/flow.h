@@ -208,6 +208,16 @@ void flow_cache_stop(struct flow_cache *fc);
  */
 void flow_cache_want_cpu(struct flow_cache *fc);
 
+/*
+ * Apply a new configuration (conf/ reloads): gc_interval, gc_timeout,
+ * gc_min_interval, gc_elasticity, scan_budget, yield_check and yield_sleep
+ * change in place (the worker's next pass is scheduled with them after
+ * the current wait; the touch granule keeps its first value). Returns 0, -EINVAL (gc_interval or
+ * gc_timeout 0) or -EOPNOTSUPP if any other field differs: build a new
+ * cache and swap. Context: owner.
+ */
+int flow_cache_reconfigure(struct flow_cache *fc, const struct flow_config *c);
+
 /* Counters; approximate while lookups run on several threads. Context: any. */
 void flow_cache_stats(struct flow_cache *fc, struct flow_stats *st);
 

@@ -867,6 +867,39 @@ START_TEST(test_stop)
 }
 END_TEST
 
+START_TEST(test_reconfigure)
+{
+	struct fib *fib = fib_setup();
+	struct fake_clock clk = {S(1000)};
+	struct flow_config c, c2;
+	struct flow_cache *fc;
+	struct flow_stats st;
+
+	cfg_test(&c, &clk);
+	c.buckets = 4096;
+	fc = flow_cache_new(&c);
+	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
+	c2 = c;
+	c2.gc_timeout = S(600);
+	c2.scan_budget = 1000000;
+	ck_assert_int_eq(flow_cache_reconfigure(fc, &c2), 0);
+	flow_cache_expire(fc, fib, S(1060));
+	flow_cache_stats(fc, &st);
+	ck_assert_uint_eq(st.buckets_scanned, 4096 / 10); /* 60 s of 600 */
+	c2.gc_timeout = 0;
+	ck_assert_int_eq(flow_cache_reconfigure(fc, &c2), -EINVAL);
+	c2 = c;
+	c2.buckets = 8192;
+	ck_assert_int_eq(flow_cache_reconfigure(fc, &c2), -EOPNOTSUPP);
+	c2 = c;
+	c2.secret[1] ^= 1;
+	ck_assert_int_eq(flow_cache_reconfigure(fc, &c2), -EOPNOTSUPP);
+	flow_cache_stop(fc);
+	flow_cache_free(fc);
+	fib_teardown(fib);
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -887,6 +920,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_chain_cap);
 	tcase_add_test(tc, test_collisions);
 	tcase_add_test(tc, test_stop);
+	tcase_add_test(tc, test_reconfigure);
 	suite_add_tcase(s, tc);
 	return s;
 }
