@@ -139,7 +139,8 @@ void flow_cache_free(struct flow_cache *fc);
 /* Fill *k; addresses in host order (the trace format). Context: any. */
 void flow_key_set4(struct flow_key *k, uint32_t table, uint32_t dst, uint32_t src,
 		   uint8_t tos, uint32_t iif);
-/* Fill *k; addresses 16 bytes in network order (src may be NULL). */
+/* Fill *k; addresses 16 bytes in network order (src may be NULL).
+ * Context: any. */
 void flow_key_set6(struct flow_key *k, uint32_t table, const uint8_t *dst,
 		   const uint8_t *src, uint8_t tos, uint32_t iif);
 
@@ -155,7 +156,8 @@ int flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct f
 /*
  * IPv4, tos 0, addresses in host order: the same as flow_key_set4 plus
  * flow_lookup_rcu, except that a bypassed flow goes to fib_lookup4_rcu
- * without building a key.
+ * without building a key. Call with fib_read_lock held, on a registered
+ * thread.
  */
 int flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, uint32_t dst,
 		     uint32_t src, uint32_t iif, struct fib_result *res);
