@@ -431,6 +431,14 @@ fib_check(const struct fib *fib, char *buf, size_t len)
 	return err;
 }
 
+#ifdef FIB_FAULT_INJECTION
+void
+fib_fail_after(struct fib *fib, long n)
+{
+	pool_fail_after(fib->ctx.pool, n);
+}
+#endif
+
 int
 fib_prefix_parse(const char *s, union fib_addr *a, uint8_t *plen, uint8_t *family)
 {

@@ -264,6 +264,13 @@ void fib_reclaim_barrier(struct fib *fib);
  * Context: writer. For tests. */
 int fib_check(const struct fib *fib, char *buf, size_t len);
 
+/*
+ * Test hook, only in builds configured with --enable-fault-injection: make
+ * the nth next allocation of this FIB's pools fail (1 = the next one;
+ * 0 disables). Context: writer.
+ */
+void fib_fail_after(struct fib *fib, long n);
+
 /* Helpers: "10.0.0.0/8" <-> struct fib_route dst/plen/family. */
 int fib_prefix_parse(const char *s, union fib_addr *a, uint8_t *plen, uint8_t *family);
 const char *fib_type_name(unsigned type);
