@@ -187,6 +187,14 @@ fib_route_valid(const struct fib_route *r)
 	return 1;
 }
 
+/*
+ * Flow caches hold results (leaf and alias pointers) tagged with the
+ * generation they were looked up in, and trust them while it is current.
+ * So the generation moves BEFORE a change can retire anything (a reader
+ * that still sees the old one is inside a read section the grace period
+ * waits for) and again after it (results cached during the change are
+ * dropped too).
+ */
 static void
 fib_bump(struct fib *fib)
 {
@@ -200,9 +208,9 @@ fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 
 	if (!fib_route_valid(r) || (flags & ~(FIB_ADD_REPLACE | FIB_ADD_APPEND | FIB_ADD_EXCL)))
 		return -EINVAL;
+	fib_bump(fib);
 	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
-	if (!err)
-		fib_bump(fib);
+	fib_bump(fib);
 	return err;
 }
 
@@ -215,9 +223,9 @@ fib_del(struct fib *fib, const struct fib_route *r)
 		return -EINVAL;
 	if (r->plen > (r->family == AF_INET ? 32 : 128))
 		return -EINVAL;
+	fib_bump(fib);
 	err = r->family == AF_INET ? trie4_del(fib->t4, r) : trie6_del(fib->t6, r);
-	if (!err)
-		fib_bump(fib);
+	fib_bump(fib);
 	return err;
 }
 
@@ -236,6 +244,7 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 		else
 			n6++;
 	}
+	fib_bump(fib);
 	/* Common case: one family, no copy. */
 	if (n6 == 0)
 		err = trie4_load(fib->t4, r, n);
@@ -269,6 +278,7 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 void
 fib_flush(struct fib *fib, int family)
 {
+	fib_bump(fib);
 	if (family == AF_INET || family == AF_UNSPEC)
 		trie4_flush(fib->t4);
 	if (family == AF_INET6 || family == AF_UNSPEC)
