@@ -18,8 +18,10 @@ tests_unit_flow_test_LDADD = cache/libflow.la fib/libfib.la $(CHECK_LIBS) $(URCU
 
 # The same tests with the cache compiled under ThreadSanitizer (libfib and
 # liburcu stay uninstrumented; see the suppressions in flow_test.c).
+if TSAN_TESTS
 check_PROGRAMS += tests/unit/flow_tsan_test
 TESTS += tests/unit/flow_tsan_test
+endif
 tests_unit_flow_tsan_test_SOURCES = \
 	tests/unit/flow_test.c \
 	cache/flow.c
