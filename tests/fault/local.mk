@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Fault injection: libfib with its kth allocation failing, for every k, in
+# every update (tests/fault/fib_fault_test.c). The test compiles its own
+# copy of fib/ with FIB_FAULT_INJECTION, so it runs in every `make check`,
+# not only in --enable-fault-injection builds, and wraps pool_alloc at link
+# time to count allocations.
+check_PROGRAMS += tests/fault/fib_fault_test
+TESTS += tests/fault/fib_fault_test
+tests_fault_fib_fault_test_SOURCES = \
+	tests/fault/fib_fault_test.c \
+	tests/unit/lpm_model.c \
+	tests/unit/lpm_model.h \
+	$(fib_libfib_la_SOURCES)
+tests_fault_fib_fault_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_FAULT_INJECTION
+tests_fault_fib_fault_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
+tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc
+tests_fault_fib_fault_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
