@@ -5,7 +5,9 @@
  * Every update of libfib is run again and again with its kth pool
  * allocation failing, k = 1, 2, 3, ... until it runs without reaching the
  * failure (fib_fail_after, the hook of --enable-fault-injection builds;
- * this test compiles its own copy of fib/ with it). After each attempt:
+ * this test compiles its own copy of fib/ with it); then the same with the
+ * kth heap allocation (malloc, calloc, realloc, wrapped at link time)
+ * failing. After each attempt:
  *
  *   - a failed call returned -ENOMEM, and the failure was reached;
  *   - after a failure the FIB is what it was before (fib_walk text equal,
@@ -19,7 +21,9 @@
  * The references are two FIBs that get every operation without failures:
  * one already after it, one still before. Allocations are counted by
  * wrapping pool_alloc at link time (-Wl,--wrap=pool_alloc), so "the
- * failure was reached" is known, not guessed.
+ * failure was reached" is known, not guessed. After the last attempt of a
+ * kind the FIB under test is rebuilt (the history replayed) to the before
+ * state, so every attempt starts from the same trie shape.
  *
  * Operations: fib_add of a new key, of another route to an existing key,
  * FIB_ADD_REPLACE, FIB_ADD_APPEND, fib_del (last route of a key and one of
@@ -48,6 +52,12 @@
 struct pool;
 void *__real_pool_alloc(struct pool *p, size_t size);
 void *__wrap_pool_alloc(struct pool *p, size_t size);
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
 
 static unsigned long pool_allocs;
 
@@ -56,6 +66,51 @@ __wrap_pool_alloc(struct pool *p, size_t size)
 {
 	pool_allocs++;
 	return __real_pool_alloc(p, size);
+}
+
+/*
+ * The heap allocations of fib/ (work arrays of resizes and bulk loads, the
+ * root fallback build, hash table growth, reclamation batches) do not go
+ * through the pool hook: while armed, the kth malloc, calloc or realloc
+ * called from the objects of this program fails.
+ */
+static int malloc_armed;
+static unsigned long malloc_calls, malloc_fail_at;
+
+static int
+malloc_fails(void)
+{
+	return malloc_armed && ++malloc_calls == malloc_fail_at;
+}
+
+void *
+__wrap_malloc(size_t size)
+{
+	if (malloc_fails()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	if (malloc_fails()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_calloc(n, size);
+}
+
+void *
+__wrap_realloc(void *p, size_t size)
+{
+	if (malloc_fails()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_realloc(p, size);
 }
 
 /* ------------------------------------------------------- FIB snapshots */
@@ -152,7 +207,7 @@ struct ctx {
 	struct lpm_model addrs; /* every route ever used: where to look */
 	uint64_t seed;
 	/* results */
-	unsigned long attempts, failed, absorbed, rebuilds, partial, max_allocs;
+	unsigned long attempts, failed, absorbed, rebuilds, partial, max_allocs, max_heap;
 	struct fib_params params;
 	struct op *hist; /* every operation so far, to rebuild the FIB */
 	size_t nhist, histcap;
@@ -298,57 +353,93 @@ ctx_apply(struct ctx *c, const struct op *op)
  * once, cleanly. Returns the result of the clean run (which may be a
  * refusal such as -EEXIST or -ENOENT).
  */
+/* Run op on the FIB under test with allocation k of one kind failing;
+ * returns its result, *hit whether the failure was reached. */
+static int
+attempt(struct ctx *c, const struct op *op, int heap, int *hit, unsigned long *count)
+{
+	int err;
+
+	pool_allocs = 0;
+	malloc_calls = 0;
+	if (heap) {
+		malloc_fail_at = c->k;
+		malloc_armed = 1;
+	} else {
+		fib_fail_after(c->fib, (long)c->k);
+	}
+	err = op_run(c->fib, op);
+	malloc_armed = 0;
+	fib_fail_after(c->fib, 0);
+	*count = heap ? malloc_calls : pool_allocs;
+	*hit = *count >= c->k;
+	return err;
+}
+
 static int
 fault_op(struct ctx *c, const char *what, const struct op *op, unsigned lookups)
 {
-	int want = op_run(c->after, op);
-	char *before = fib_text(c->fib), *after = fib_text(c->after);
 	const char *strict = getenv("FIB_FAULT_STRICT");
+	char *before = fib_text(c->fib), *after;
+	unsigned long heap_n;
+	int want;
+
+	/* the clean run, counting heap allocations (none fails: k = 0) */
+	malloc_calls = 0;
+	malloc_fail_at = 0;
+	malloc_armed = 1;
+	want = op_run(c->after, op);
+	malloc_armed = 0;
+	heap_n = malloc_calls;
+	after = fib_text(c->after);
 
 	c->what = what;
-	for (c->k = 1;; c->k++) {
-		int err, hit;
-		char *now;
+	/* pool allocations (fib_fail_after), then heap ones if there are any */
+	for (int heap = 0; heap < (heap_n ? 2 : 1); heap++) {
+		if (heap)
+			ctx_rebuild(c); /* the pool pass ended in the after state */
+		for (c->k = 1;; c->k++) {
+			unsigned long count;
+			int hit, err = attempt(c, op, heap, &hit, &count);
+			char *now;
 
-		pool_allocs = 0;
-		fib_fail_after(c->fib, (long)c->k);
-		err = op_run(c->fib, op);
-		fib_fail_after(c->fib, 0);
-		hit = pool_allocs >= c->k;
-		c->attempts++;
-		consistent(c);
-		now = fib_text(c->fib);
-		if (err == -ENOMEM) {
-			ck_assert_msg(hit, "%s: -ENOMEM with allocation %lu of %lu failing", what, c->k,
-				      pool_allocs);
-			c->failed++;
-			if (strcmp(now, before) != 0) {
-				if (op->partial && !(strict && *strict == '1')) {
-					/* known bug: count it, start again from before */
-					c->partial++;
-					free(now);
-					ctx_rebuild(c);
-					continue;
+			c->attempts++;
+			consistent(c);
+			now = fib_text(c->fib);
+			if (err == -ENOMEM) {
+				ck_assert_msg(hit, "%s: -ENOMEM with %s allocation %lu of %lu failing",
+					      what, heap ? "heap" : "pool", c->k, count);
+				c->failed++;
+				if (strcmp(now, before) != 0) {
+					if (op->partial && !(strict && *strict == '1')) {
+						/* known bug: count it, start again from before */
+						c->partial++;
+						free(now);
+						ctx_rebuild(c);
+						continue;
+					}
+					same_text(c, c->before, heap ? "previous (heap failure)" : "previous");
 				}
-				same_text(c, c->before, "previous");
+				free(now);
+				same_lookups(c, c->before, lookups);
+				continue;
 			}
+			ck_assert_msg(err == want,
+				      "%s, %s allocation %lu failing: returned %d, clean run %d", what,
+				      heap ? "heap" : "pool", c->k, err, want);
+			if (strcmp(now, after) != 0)
+				same_text(c, c->after, heap ? "expected (heap failure)" : "expected");
 			free(now);
-			same_lookups(c, c->before, lookups);
-			continue;
+			same_lookups(c, c->after, lookups);
+			if (!hit) {
+				unsigned long *max = heap ? &c->max_heap : &c->max_allocs;
+				if (count > *max)
+					*max = count;
+				break;
+			}
+			c->absorbed++;
+			ctx_rebuild(c);
 		}
-		ck_assert_msg(err == want, "%s, allocation %lu failing: returned %d, clean run %d",
-			      what, c->k, err, want);
-		if (strcmp(now, after) != 0)
-			same_text(c, c->after, "expected");
-		free(now);
-		same_lookups(c, c->after, lookups);
-		if (!hit) {
-			if (pool_allocs > c->max_allocs)
-				c->max_allocs = pool_allocs;
-			break;
-		}
-		c->absorbed++;
-		ctx_rebuild(c);
 	}
 	ck_assert_int_eq(op_run(c->before, op), want);
 	ctx_record(c, op);
@@ -379,9 +470,9 @@ ctx_init(struct ctx *c, uint64_t seed)
 static void
 ctx_fini(struct ctx *c, const char *name)
 {
-	printf("%-22s %6lu attempts, %5lu -ENOMEM, %4lu absorbed, up to %3lu allocations an "
-	       "operation\n",
-	       name, c->attempts, c->failed, c->absorbed, c->max_allocs);
+	printf("%-20s %5lu attempts, %5lu -ENOMEM, %4lu absorbed; an operation makes up to "
+	       "%3lu pool and %2lu heap allocations\n",
+	       name, c->attempts, c->failed, c->absorbed, c->max_allocs, c->max_heap);
 	if (c->partial)
 		printf("%-22s KNOWN BUG: %lu failed calls left part of their change behind "
 		       "(FIB_FAULT_STRICT=1 fails on it)\n",

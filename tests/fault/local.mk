@@ -13,5 +13,6 @@ tests_fault_fib_fault_test_SOURCES = \
 	$(fib_libfib_la_SOURCES)
 tests_fault_fib_fault_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_FAULT_INJECTION
 tests_fault_fib_fault_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
-tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc
+tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc \
+	-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 tests_fault_fib_fault_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
