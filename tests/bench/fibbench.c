@@ -579,13 +579,23 @@ main(int argc, char **argv)
 		       "  \"matched\": %zu,\n  \"bytes\": %" PRIu64 ",\n  \"bytes_per_route\": %.1f,\n"
 		       "  \"trie_bytes\": %" PRIu64 ",\n  \"info_bytes\": %" PRIu64 ",\n"
 		       "  \"depth_avg\": %.2f,\n  \"depth_max\": %u,\n  \"leaves\": %" PRIu64 ",\n"
-		       "  \"nodes\": %" PRIu64 ",\n  \"rss_delta\": %lld,\n  \"modes\": [\n",
+		       "  \"nodes\": %" PRIu64 ",\n  \"rss_delta\": %lld,\n",
 		       rt.n, fib_routes, rt.family == AF_INET ? "ipv4" : "ipv6", read_s, build_s, t.n,
 		       batches[nruns - 1], o.threads, o.runs, mlps, main_run->best_s / t.n * 1e9,
 		       main_run->checksum, main_run->matched, st.bytes,
 		       (double)st.bytes / (double)rt.n, ts->bytes, st.info_bytes,
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
 		       ts->leaves, ts->nodes, rss_delta);
+		/* trie shape, as /proc/net/fib_triestat */
+		printf("  \"pointers\": %" PRIu64 ",\n  \"null_pointers\": %" PRIu64
+		       ",\n  \"nodes_by_bits\": {",
+		       ts->pointers, ts->null_pointers);
+		for (unsigned b = 0, first = 1; b <= FIB_STATS_MAX_BITS; b++)
+			if (ts->nodes_by_bits[b]) {
+				printf("%s\"%u\": %" PRIu64, first ? "" : ", ", b, ts->nodes_by_bits[b]);
+				first = 0;
+			}
+		printf("},\n  \"modes\": [\n");
 	} else {
 		printf("routes %zu (%s, in FIB %zu), read %.3f s, build %.3f s, %" PRIu64
 		       " bytes = %.1f bytes/route (RSS grew %.1f), depth avg %.2f max %u\n"
