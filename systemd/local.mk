@@ -28,10 +28,13 @@ systemd/sysusers.d/fibd.conf: $(top_srcdir)/systemd/fibd.sysusers
 
 # security_test.sh: exposure of the unit <= 2.0 and `systemd-analyze
 # verify` clean (skipped without systemd-analyze --offline);
-# install_test.sh: `make install DESTDIR=...` installs the expected files.
+# install_test.sh: `make install DESTDIR=...` installs the expected files;
+# man_test.sh: the man pages format without a groff warning.
 TESTS += \
 	systemd/security_test.sh \
-	systemd/install_test.sh
+	systemd/install_test.sh \
+	systemd/man_test.sh
 dist_noinst_SCRIPTS += \
 	systemd/security_test.sh \
-	systemd/install_test.sh
+	systemd/install_test.sh \
+	systemd/man_test.sh

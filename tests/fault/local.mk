@@ -2,8 +2,8 @@
 # Fault injection: libfib with its kth allocation failing, for every k, in
 # every update (tests/fault/fib_fault_test.c). The test compiles its own
 # copy of fib/ with FIB_FAULT_INJECTION, so it runs in every `make check`,
-# not only in --enable-fault-injection builds, and wraps pool_alloc at link
-# time to count allocations.
+# not only in --enable-fault-injection builds. pool_alloc is wrapped at
+# link time to count allocations, malloc/calloc/realloc to fail them too.
 check_PROGRAMS += tests/fault/fib_fault_test
 TESTS += tests/fault/fib_fault_test
 tests_fault_fib_fault_test_SOURCES = \
