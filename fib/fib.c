@@ -232,8 +232,10 @@ fib_del(struct fib *fib, const struct fib_route *r)
 int
 fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 {
-	size_t n4 = 0, n6 = 0;
+	size_t n4 = 0, n6 = 0, routes4 = 0, routes6 = 0;
 	struct fib_route *v4 = NULL, *v6 = NULL;
+	const struct fib_route *r4 = r, *r6 = r;
+	void *tree4 = NULL, *tree6 = NULL;
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -244,13 +246,7 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 		else
 			n6++;
 	}
-	fib_bump(fib);
-	/* Common case: one family, no copy. */
-	if (n6 == 0)
-		err = trie4_load(fib->t4, r, n);
-	else if (n4 == 0)
-		err = trie6_load(fib->t6, r, n);
-	else {
+	if (n4 && n6) {
 		v4 = malloc(n4 * sizeof(*v4));
 		v6 = malloc(n6 * sizeof(*v6));
 		if (!v4 || !v6) {
@@ -265,13 +261,28 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 			else
 				v6[n6++] = r[i];
 		}
-		err = trie4_load(fib->t4, v4, n4);
-		if (!err)
-			err = trie6_load(fib->t6, v6, n6);
-		free(v4);
-		free(v6);
+		r4 = v4;
+		r6 = v6;
 	}
-	fib_bump(fib);
+	/* Both families are built before either is published: all or
+	 * nothing. */
+	if (n4)
+		err = trie4_load_prepare(fib->t4, r4, n4, &tree4, &routes4);
+	if (!err && n6)
+		err = trie6_load_prepare(fib->t6, r6, n6, &tree6, &routes6);
+	if (err) {
+		if (tree4)
+			trie4_load_discard(fib->t4, tree4);
+	} else {
+		fib_bump(fib);
+		if (n4)
+			trie4_load_publish(fib->t4, tree4, routes4);
+		if (n6)
+			trie6_load_publish(fib->t6, tree6, routes6);
+		fib_bump(fib);
+	}
+	free(v4);
+	free(v6);
 	return err;
 }
 

@@ -167,12 +167,13 @@ int fib_add(struct fib *fib, const struct fib_route *r, unsigned flags);
 /* Context: writer. Returns 0, -EINVAL or -ENOENT. */
 int fib_del(struct fib *fib, const struct fib_route *r);
 /*
- * Add many routes at once into an empty family: sorts them, builds the
- * trie off-line and publishes it with one pointer store. Routes of equal
- * prefix, table, tos and priority are kept in input order, as appends;
- * identical routes once. Falls back to fib_add one by one (duplicates
- * skipped) when the family already has routes.
- * Context: writer. Returns 0, -EINVAL (nothing added) or -ENOMEM.
+ * Add many routes at once: sorts them, builds the whole trie of each
+ * family off-line (the routes it had plus these) and publishes it with one
+ * pointer store; the old one is retired. Routes of equal prefix, table,
+ * tos and priority are kept in input order after those already there, as
+ * appends; identical routes once. All or nothing: on error the FIB is
+ * unchanged. Needs memory for both tries while it runs.
+ * Context: writer. Returns 0, -EINVAL or -ENOMEM.
  */
 int fib_load(struct fib *fib, const struct fib_route *r, size_t n);
 /* Remove every route of one family (AF_UNSPEC: both). Context: writer. */

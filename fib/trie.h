@@ -23,7 +23,10 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 	void P##_free(struct P *t);                                                           \
 	int P##_add(struct P *t, const struct fib_route *r, unsigned flags);                  \
 	int P##_del(struct P *t, const struct fib_route *r);                                  \
-	int P##_load(struct P *t, const struct fib_route *r, size_t n);                       \
+	int P##_load_prepare(struct P *t, const struct fib_route *r, size_t n, void **tree,    \
+			     size_t *routes);                                                 \
+	void P##_load_publish(struct P *t, void *tree, size_t routes);                        \
+	void P##_load_discard(struct P *t, void *tree);                                       \
 	void P##_flush(struct P *t);                                                          \
 	size_t P##_count(const struct P *t);                                                  \
 	struct fib_result P##_lookup(const struct P *t, K key, uint32_t table, uint8_t tos);  \

@@ -1201,6 +1201,7 @@ struct load_ent {
 	uint32_t idx; /* input order: stable, first wins */
 	uint8_t slen;
 	uint8_t tos;
+	const struct fib_alias *old; /* a route already in the trie, or NULL */
 };
 
 static int
@@ -1288,6 +1289,8 @@ load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool i
 	return &tn->kv;
 }
 
+static void tree_retire(struct TRIE_PREFIX *t, struct tkv *n);
+
 /* Free an unpublished tree; leaves too when with_leaves. */
 static void
 tree_free_now(struct TRIE_PREFIX *t, struct tkv *n, bool with_leaves)
@@ -1304,91 +1307,141 @@ tree_free_now(struct TRIE_PREFIX *t, struct tkv *n, bool with_leaves)
 	elem_free_now(t, n);
 }
 
-int
-TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
+static size_t
+load_collect(const struct tkv *n, struct load_ent *e, size_t k)
 {
+	if (!n)
+		return k;
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		for (unsigned a = 0; a < n->n; a++, k++) {
+			e[k].key = n->key;
+			e[k].slen = l->fa[a].slen;
+			e[k].table = l->fa[a].table;
+			e[k].tos = l->fa[a].tos;
+			e[k].prio = l->fa[a].fi->priority;
+			e[k].idx = (uint32_t)k;
+			e[k].old = &l->fa[a];
+		}
+		return k;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++)
+		k = load_collect(TNODE(n)->child[i], e, k);
+	return k;
+}
+
+/* Free an unpublished tree built by load_prepare, leaves and references. */
+static void
+tree_discard(struct TRIE_PREFIX *t, struct tkv *n)
+{
+	if (!n)
+		return;
+	if (IS_LEAF(n)) {
+		for (unsigned a = 0; a < n->n; a++)
+			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
+	} else {
+		for (unsigned long i = 0; i < child_length(n); i++)
+			tree_discard(t, TNODE(n)->child[i]);
+	}
+	elem_free_now(t, n);
+}
+
+/*
+ * Build, off-line, the trie of the routes already in t plus r[0..n): the
+ * routes of one key in kernel order, equal ones in input order (those in
+ * the trie first, as appends), identical ones once. Nothing is published:
+ * on success *tree and *routes are for load_publish or load_discard, on
+ * error nothing is left allocated and t is unchanged. Context: writer.
+ */
+int
+TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, void **tree,
+		 size_t *routes)
+{
+	size_t m = t->routes, ne = m + n, nl = 0;
 	struct load_ent *e;
 	struct tleaf **L;
-	size_t nl = 0;
 	struct tkv *root;
 	int err = 0;
 
-	if (t->root) {
-		for (size_t i = 0; i < n; i++) {
-			err = TN(add)(t, &r[i], 0);
-			if (err && err != -EEXIST)
-				return err;
-		}
+	*tree = NULL;
+	*routes = 0;
+	if (ne == 0)
 		return 0;
-	}
-	if (n == 0)
-		return 0;
-	e = malloc(n * sizeof(*e));
-	L = malloc(n * sizeof(*L));
+	e = malloc(ne * sizeof(*e));
+	L = malloc(ne * sizeof(*L));
 	if (!e || !L) {
 		free(e);
 		free(L);
 		return -ENOMEM;
 	}
+	if (load_collect(t->root, e, 0) != m) {
+		free(e);
+		free(L);
+		return -EUCLEAN;
+	}
 	for (size_t i = 0; i < n; i++) {
-		e[i].key = route_key(&r[i]);
-		e[i].slen = (uint8_t)(KEYBITS - r[i].plen);
-		e[i].table = r[i].table;
-		e[i].tos = r[i].tos;
-		e[i].prio = r[i].priority;
-		e[i].idx = (uint32_t)i;
+		struct load_ent *x = &e[m + i];
+		x->key = route_key(&r[i]);
+		x->slen = (uint8_t)(KEYBITS - r[i].plen);
+		x->table = r[i].table;
+		x->tos = r[i].tos;
+		x->prio = r[i].priority;
+		x->idx = (uint32_t)(m + i);
+		x->old = NULL;
 	}
 	/* Tables arrive sorted by address from dumps and files (a prefix's
 	 * lengths in either order): sort only the runs of one key then. */
 	{
 		size_t i;
-		for (i = 1; i < n && e[i - 1].key <= e[i].key; i++)
+		for (i = 1; i < ne && e[i - 1].key <= e[i].key; i++)
 			;
-		if (i < n) {
-			qsort(e, n, sizeof(*e), load_cmp);
+		if (i < ne) {
+			qsort(e, ne, sizeof(*e), load_cmp);
 		} else {
-			for (size_t a = 0, b; a < n; a = b) {
-				for (b = a + 1; b < n && e[b].key == e[a].key; b++)
+			for (size_t a = 0, b; a < ne; a = b) {
+				for (b = a + 1; b < ne && e[b].key == e[a].key; b++)
 					;
 				if (b - a > 1)
 					qsort(e + a, b - a, sizeof(*e), load_cmp);
 			}
 		}
 	}
-	for (size_t i = 0; i < n && !err;) {
+	for (size_t i = 0; i < ne && !err;) {
 		struct fib_alias tmp[255];
 		unsigned cnt = 0;
 		size_t j = i + 1;
 		struct tleaf *l;
 
-		while (j < n && e[j].key == e[i].key)
+		while (j < ne && e[j].key == e[i].key)
 			j++;
-		/* Every route of the key, in kernel order, equal ones in input
-		 * order (as appends); identical routes once. */
 		for (size_t k = i; k < j; k++) {
-			const struct fib_route *rr = &r[e[k].idx];
-			struct fib_info *fi = info_get(t->ctx->it, rr);
-			struct fib_alias *a = &tmp[cnt];
-
-			if (!fi) {
-				err = -ENOMEM;
-				break;
-			}
+			struct fib_alias a;
 			bool dup = cnt == 255;
-			for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == e[k].slen;)
-				dup = tmp[d].fi == fi && tmp[d].type == rr->type &&
-				      tmp[d].table == rr->table && tmp[d].tos == rr->tos;
+
+			if (e[k].old) {
+				a = *e[k].old;
+				info_hold(a.fi);
+			} else {
+				const struct fib_route *rr = &r[e[k].idx - m];
+				a.fi = info_get(t->ctx->it, rr);
+				if (!a.fi) {
+					err = -ENOMEM;
+					break;
+				}
+				a.slen = e[k].slen;
+				a.tos = rr->tos;
+				a.type = rr->type;
+				a.family = rr->family;
+				a.table = rr->table;
+			}
+			for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == a.slen;)
+				dup = tmp[d].fi == a.fi && tmp[d].type == a.type &&
+				      tmp[d].table == a.table && tmp[d].tos == a.tos;
 			if (dup) {
-				info_put(t->ctx->it, fi);
+				info_put(t->ctx->it, a.fi);
 				continue;
 			}
-			a->slen = e[k].slen;
-			a->tos = rr->tos;
-			a->type = rr->type;
-			a->family = rr->family;
-			a->table = rr->table;
-			a->fi = fi;
-			cnt++;
+			tmp[cnt++] = a;
 		}
 		l = err ? NULL : leaf_new(t, e[i].key, cnt);
 		if (!l) {
@@ -1400,6 +1453,7 @@ TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
 		memcpy(l->fa, tmp, cnt * sizeof(tmp[0]));
 		l->kv.slen = l->fa[cnt - 1].slen;
 		L[nl++] = l;
+		*routes += cnt;
 		i = j;
 	}
 	root = err ? NULL : load_build(t, L, 0, nl, true, &err);
@@ -1410,17 +1464,31 @@ TN(load)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n)
 				info_put(t->ctx->it, L[i]->fa[a].fi);
 			elem_free_now(t, &L[i]->kv);
 		}
+		*routes = 0;
 	} else {
-		size_t routes = 0;
-		for (size_t i = 0; i < nl; i++)
-			routes += L[i]->kv.n;
-		T_STORE(t->root, root);
-		t->routes = routes;
-		rfb_rebuild(t);
+		*tree = root;
 	}
 	free(e);
 	free(L);
 	return err;
+}
+
+/* Publish a prepared tree with one pointer store; retire the old one. */
+void
+TN(load_publish)(struct TRIE_PREFIX *t, void *tree, size_t routes)
+{
+	struct tkv *old = t->root;
+
+	T_STORE(t->root, (struct tkv *)tree);
+	t->routes = routes;
+	rfb_rebuild(t);
+	tree_retire(t, old);
+}
+
+void
+TN(load_discard)(struct TRIE_PREFIX *t, void *tree)
+{
+	tree_discard(t, tree);
 }
 
 /* ------------------------------------------------------- flush and free */
