@@ -748,11 +748,15 @@ tg_output(struct tg *g, struct routes *out)
 		tg_addr(g, g->v[i].a, &dst);
 		memset(&gw, 0, sizeof(gw));
 		if (g->v[i].nh) {
-			/* 10.0.x.y (IPv4) or 2001:db8::n (IPv6) peers */
+			/*
+			 * Peers 10.0.0.2, 10.0.0.3, ... (IPv4) or 2001:db8::2, ...
+			 * (IPv6): never .1 / ::1, the namespace tests' own address,
+			 * which the kernel refuses as a gateway.
+			 */
 			if (family == AF_INET)
-				gw.v4.s_addr = htonl(0x0a000000u + g->v[i].nh);
+				gw.v4.s_addr = htonl(0x0a000001u + g->v[i].nh);
 			else
-				tg_addr(g, tg_key6(0x2001, 0x0db8) | g->v[i].nh, &gw);
+				tg_addr(g, tg_key6(0x2001, 0x0db8) | (g->v[i].nh + 1u), &gw);
 		}
 		err = routes_add(out, family, &dst, g->v[i].plen, g->v[i].nh ? family : 0, &gw,
 				 (uint32_t)(i + 1));

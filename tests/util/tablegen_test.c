@@ -4,8 +4,10 @@
  *
  * Generates small tables of both families and checks the exact count,
  * sorted order without duplicates, canonical prefixes, the address space
- * rules, determinism for a seed, and the shape (length mix, nesting,
- * siblings, next-hop skew) within generous bounds of the tier-1 figures.
+ * rules, determinism for a seed, the next-hop addresses (10.0.0.2 up,
+ * 2001:db8::2 up: never the .1 the namespace tests give themselves), and
+ * the shape (length mix, nesting, siblings, next-hop skew) within generous
+ * bounds of the tier-1 figures.
  */
 #include "config.h"
 
@@ -111,6 +113,40 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+START_TEST(test_nexthop_addresses)
+{
+	static const uint8_t db8[14] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct routes rt;
+	uint32_t lo = UINT32_MAX, hi = 0;
+	unsigned lo6 = 0xffff;
+
+	make(&rt, AF_INET, 20000, 5);
+	for (size_t i = 0; i < rt.n; i++) {
+		uint32_t gw;
+
+		ck_assert_uint_eq(rt.r[i].nh_count, 1);
+		gw = ntohl(rt.nh[i].gw.v4.s_addr);
+		lo = gw < lo ? gw : lo;
+		hi = gw > hi ? gw : hi;
+	}
+	/* the default 24 next hops: 10.0.0.2 .. 10.0.0.25, all used */
+	ck_assert_uint_eq(lo, 0x0a000002u);
+	ck_assert_uint_eq(hi, 0x0a000019u);
+	routes_free(&rt);
+
+	make(&rt, AF_INET6, 5000, 5);
+	for (size_t i = 0; i < rt.n; i++) {
+		const uint8_t *b = rt.nh[i].gw.b;
+
+		ck_assert_uint_eq(rt.r[i].nh_count, 1);
+		ck_assert_mem_eq(b, db8, 14);
+		lo6 = (unsigned)(b[14] << 8 | b[15]) < lo6 ? (unsigned)(b[14] << 8 | b[15]) : lo6;
+	}
+	ck_assert_uint_eq(lo6, 2);
+	routes_free(&rt);
+}
+END_TEST
+
 START_TEST(test_small_and_empty)
 {
 	struct routes rt;
@@ -139,6 +175,7 @@ main(void)
 	tcase_add_test(tc, test_v4_shape);
 	tcase_add_test(tc, test_v6_shape);
 	tcase_add_test(tc, test_deterministic);
+	tcase_add_test(tc, test_nexthop_addresses);
 	tcase_add_test(tc, test_small_and_empty);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
