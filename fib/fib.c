@@ -102,13 +102,15 @@ fib_free(struct fib *fib)
 {
 	if (!fib)
 		return;
-	/* Batches already handed to call_rcu free into the pool: wait for
-	 * them, then drop the pool whole (chunks, not nodes). */
-	reclaim_free(fib->ctx.rc);
 	trie4_free(fib->t4);
 	trie6_free(fib->t6);
 	info_table_free(fib->ctx.it);
-	pool_free_all(fib->ctx.pool);
+	/* The pool goes whole (superblocks, not nodes), once the batches
+	 * still in call_rcu's hands have freed into it: no waiting here. */
+	if (fib->ctx.rc)
+		reclaim_free(fib->ctx.rc);
+	else
+		pool_free_all(fib->ctx.pool);
 	free(fib);
 }
 

@@ -150,8 +150,9 @@ void fib_params_default(struct fib_params *p);
 struct fib *fib_new(const struct fib_params *p);
 /*
  * Free the FIB. Context: the writer, with no reader inside a read section
- * on this FIB any more. Waits for pending reclamation, then releases the
- * node pools chunk by chunk: no per-node walk.
+ * on this FIB any more. Never waits for a grace period: the node pools go
+ * whole (no per-node walk) now, or when the last batch still waiting for
+ * its grace period has been freed.
  */
 void fib_free(struct fib *fib);
 

@@ -42,6 +42,9 @@ struct reclaim {
 	unsigned sync_pages;
 	unsigned mode;
 	struct reclaim_batch *cur;
+	/* the owner's reference plus one per batch handed to call_rcu: the
+	 * last to drop it frees the pool, so freeing a FIB never waits */
+	long refs;
 	/* shared with the call_rcu worker: atomics */
 	uint64_t batches, bytes_retired, bytes_freed, gp, gp_min, gp_max, gp_total;
 };
@@ -66,6 +69,7 @@ reclaim_new(struct pool *pool, unsigned sync_pages, unsigned mode)
 	rc->sync_pages = sync_pages;
 	rc->mode = mode;
 	rc->gp_min = UINT64_MAX;
+	rc->refs = 1;
 	return rc;
 }
 
@@ -104,13 +108,27 @@ reclaim_batch_free(struct reclaim_batch *b)
 }
 
 static void
+reclaim_unref(struct reclaim *rc)
+{
+	if (uatomic_sub_return(&rc->refs, 1) == 0) {
+		FIB_TSAN_PICKUP(rc);
+		pool_free_all(rc->pool);
+		free(rc);
+	} else {
+		FIB_TSAN_HANDOFF(rc);
+	}
+}
+
+static void
 reclaim_batch_cb(struct rcu_head *head)
 {
 	struct reclaim_batch *b = caa_container_of(head, struct reclaim_batch, head);
+	struct reclaim *rc = b->rc;
 
 	FIB_TSAN_PICKUP(b);
-	reclaim_note_gp(b->rc, reclaim_now_ns() - b->t_handoff);
+	reclaim_note_gp(rc, reclaim_now_ns() - b->t_handoff);
 	reclaim_batch_free(b);
+	reclaim_unref(rc);
 }
 
 void
@@ -128,6 +146,7 @@ reclaim_flush(struct reclaim *rc)
 		reclaim_note_gp(rc, reclaim_now_ns() - b->t_handoff);
 		reclaim_batch_free(b);
 	} else {
+		uatomic_inc(&rc->refs);
 		FIB_TSAN_HANDOFF(b);
 		urcu_memb_call_rcu(&b->head, reclaim_batch_cb);
 	}
@@ -181,8 +200,8 @@ reclaim_free(struct reclaim *rc)
 {
 	if (!rc)
 		return;
-	reclaim_barrier(rc);
-	free(rc);
+	reclaim_flush(rc);
+	reclaim_unref(rc);
 }
 
 void

@@ -31,7 +31,9 @@ struct pool;
 struct reclaim;
 
 struct reclaim *reclaim_new(struct pool *pool, unsigned sync_pages, unsigned mode);
-/* Flush, wait for every batch (rcu_barrier) and free. Context: writer. */
+/* Hand off the last batch and drop the owner's reference: the pool and
+ * rc are freed now, or by the callback of the last batch in flight. Never
+ * waits. Context: writer. */
 void reclaim_free(struct reclaim *rc);
 void reclaim_set(struct reclaim *rc, unsigned sync_pages, unsigned mode);
 /* Queue obj (of the size given to pool_alloc) for freeing after a grace
