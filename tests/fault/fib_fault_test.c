@@ -180,8 +180,7 @@ struct op {
 	enum op_kind kind;
 	unsigned flags; /* OP_ADD */
 	const struct fib_route *r;
-	size_t n;	/* OP_LOAD */
-	int partial;	/* a known bug: a failure may leave part of the change */
+	size_t n; /* OP_LOAD */
 };
 
 static int
@@ -207,7 +206,7 @@ struct ctx {
 	struct lpm_model addrs; /* every route ever used: where to look */
 	uint64_t seed;
 	/* results */
-	unsigned long attempts, failed, absorbed, rebuilds, partial, max_allocs, max_heap;
+	unsigned long attempts, failed, absorbed, rebuilds, max_allocs, max_heap;
 	struct fib_params params;
 	struct op *hist; /* every operation so far, to rebuild the FIB */
 	size_t nhist, histcap;
@@ -379,7 +378,6 @@ attempt(struct ctx *c, const struct op *op, int heap, int *hit, unsigned long *c
 static int
 fault_op(struct ctx *c, const char *what, const struct op *op, unsigned lookups)
 {
-	const char *strict = getenv("FIB_FAULT_STRICT");
 	char *before = fib_text(c->fib), *after;
 	unsigned long heap_n;
 	int want;
@@ -410,16 +408,8 @@ fault_op(struct ctx *c, const char *what, const struct op *op, unsigned lookups)
 				ck_assert_msg(hit, "%s: -ENOMEM with %s allocation %lu of %lu failing",
 					      what, heap ? "heap" : "pool", c->k, count);
 				c->failed++;
-				if (strcmp(now, before) != 0) {
-					if (op->partial && !(strict && *strict == '1')) {
-						/* known bug: count it, start again from before */
-						c->partial++;
-						free(now);
-						ctx_rebuild(c);
-						continue;
-					}
+				if (strcmp(now, before) != 0)
 					same_text(c, c->before, heap ? "previous (heap failure)" : "previous");
-				}
 				free(now);
 				same_lookups(c, c->before, lookups);
 				continue;
@@ -473,10 +463,6 @@ ctx_fini(struct ctx *c, const char *name)
 	printf("%-20s %5lu attempts, %5lu -ENOMEM, %4lu absorbed; an operation makes up to "
 	       "%3lu pool and %2lu heap allocations\n",
 	       name, c->attempts, c->failed, c->absorbed, c->max_allocs, c->max_heap);
-	if (c->partial)
-		printf("%-22s KNOWN BUG: %lu failed calls left part of their change behind "
-		       "(FIB_FAULT_STRICT=1 fails on it)\n",
-		       name, c->partial);
 	fib_free(c->fib);
 	fib_free(c->before);
 	fib_free(c->after);
@@ -520,7 +506,7 @@ static void
 ctx_load(struct ctx *c, const struct rset *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		int e = ctx_apply(c, &(struct op){ OP_ADD, 0, &s->fr[i], 1, 0 });
+		int e = ctx_apply(c, &(struct op){ OP_ADD, 0, &s->fr[i], 1 });
 		ck_assert(e == 0 || e == -EEXIST);
 	}
 }
@@ -555,7 +541,7 @@ START_TEST(test_add_new)
 	ctx_load(&c, &base);
 	for (size_t i = 0; i < add.n; i++) {
 		snprintf(what, sizeof(what), "fib_add new #%zu", i);
-		fault_op(&c, what, &(struct op){ OP_ADD, 0, &add.fr[i], 1, 0 }, 60);
+		fault_op(&c, what, &(struct op){ OP_ADD, 0, &add.fr[i], 1 }, 60);
 	}
 	ctx_fini(&c, "add new key");
 	rset_free(&base);
@@ -596,7 +582,7 @@ START_TEST(test_add_existing)
 		variant(r, &v[i], &nh[i], m == 0 ? r->priority + 1000 + (uint32_t)i : r->priority,
 			(unsigned)(50 + i));
 		snprintf(what, sizeof(what), "%s #%zu", modes[m].name, i);
-		fault_op(&c, what, &(struct op){ OP_ADD, modes[m].flags, &v[i], 1, 0 }, 40);
+		fault_op(&c, what, &(struct op){ OP_ADD, modes[m].flags, &v[i], 1 }, 40);
 	}
 	ctx_fini(&c, "add to existing key");
 	rset_free(&base);
@@ -625,13 +611,13 @@ START_TEST(test_del)
 		for (uint32_t p = 1; p <= 2; p++) {
 			size_t j = 2 * (i / 5) + p - 1;
 			variant(&base.fr[i], &v[j], &nh[j], base.fr[i].priority + 100 * p, 7);
-			int e = ctx_apply(&c, &(struct op){ OP_ADD, FIB_ADD_APPEND, &v[j], 1, 0 });
+			int e = ctx_apply(&c, &(struct op){ OP_ADD, FIB_ADD_APPEND, &v[j], 1 });
 			ck_assert(e == 0 || e == -EEXIST); /* a key twice in base */
 		}
 	}
 	for (size_t i = 0; i < base.n; i++) {
 		snprintf(what, sizeof(what), "fib_del #%zu", i);
-		fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[i], 1, 0 }, 30);
+		fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[i], 1 }, 30);
 	}
 	ctx_fini(&c, "del");
 	rset_free(&base);
@@ -651,7 +637,7 @@ START_TEST(test_load_one_family)
 	ctx_init(&c, 0x4000 + (uint64_t)_i);
 	rset_make(&s, &c.seed, fam, 250, &c.addrs);
 	fault_op(&c, fam == AF_INET ? "fib_load IPv4" : "fib_load IPv6",
-		 &(struct op){ OP_LOAD, 0, s.fr, s.n, 0 }, 60);
+		 &(struct op){ OP_LOAD, 0, s.fr, s.n }, 60);
 	ctx_fini(&c, fam == AF_INET ? "load IPv4" : "load IPv6");
 	rset_free(&s);
 }
@@ -666,7 +652,7 @@ START_TEST(test_load_both_families)
 
 	ctx_init(&c, 0x5000);
 	rset_make(&s, &c.seed, 0, 200, &c.addrs);
-	fault_op(&c, "fib_load IPv4+IPv6", &(struct op){ OP_LOAD, 0, s.fr, s.n, 1 }, 60);
+	fault_op(&c, "fib_load IPv4+IPv6", &(struct op){ OP_LOAD, 0, s.fr, s.n }, 60);
 	ctx_fini(&c, "load both families");
 	rset_free(&s);
 }
@@ -683,7 +669,7 @@ START_TEST(test_load_nonempty)
 	rset_make(&base, &c.seed, AF_INET, 50, &c.addrs);
 	rset_make(&s, &c.seed, AF_INET, 60, &c.addrs);
 	ctx_load(&c, &base);
-	fault_op(&c, "fib_load into non-empty", &(struct op){ OP_LOAD, 0, s.fr, s.n, 1 }, 60);
+	fault_op(&c, "fib_load into non-empty", &(struct op){ OP_LOAD, 0, s.fr, s.n }, 60);
 	ctx_fini(&c, "load into non-empty");
 	rset_free(&base);
 	rset_free(&s);
@@ -704,14 +690,14 @@ START_TEST(test_churn)
 	ctx_init(&c, 0x7000 + (uint64_t)_i);
 	rset_make(&base, &c.seed, fam, nbase, &c.addrs);
 	rset_make(&more, &c.seed, fam, 200, &c.addrs);
-	ck_assert_int_eq(ctx_apply(&c, &(struct op){ OP_LOAD, 0, base.fr, base.n, 0 }), 0);
+	ck_assert_int_eq(ctx_apply(&c, &(struct op){ OP_LOAD, 0, base.fr, base.n }), 0);
 	fib_stats(c.after, &st0);
 	for (size_t i = 0; i < more.n; i++) {
 		snprintf(what, sizeof(what), "churn add #%zu", i);
-		fault_op(&c, what, &(struct op){ OP_ADD, 0, &more.fr[i], 1, 0 }, 12);
+		fault_op(&c, what, &(struct op){ OP_ADD, 0, &more.fr[i], 1 }, 12);
 		/* and delete an old one */
 		snprintf(what, sizeof(what), "churn del #%zu", i);
-		fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[(i * 13) % base.n], 1, 0 }, 12);
+		fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[(i * 13) % base.n], 1 }, 12);
 	}
 	/* delete most of the table, so that nodes halve and collapse */
 	for (size_t i = 0; i < base.n; i++) {
@@ -719,9 +705,9 @@ START_TEST(test_churn)
 			continue;
 		if (i % 16 == 1) {
 			snprintf(what, sizeof(what), "churn mass del #%zu", i);
-			fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[i], 1, 0 }, 6);
+			fault_op(&c, what, &(struct op){ OP_DEL, 0, &base.fr[i], 1 }, 6);
 		} else {
-			ctx_apply(&c, &(struct op){ OP_DEL, 0, &base.fr[i], 1, 0 });
+			ctx_apply(&c, &(struct op){ OP_DEL, 0, &base.fr[i], 1 });
 		}
 	}
 	fib_stats(c.after, &st1);
