@@ -2,21 +2,33 @@
 /*
  * DOC: fibd, the routing daemon's main
  *
- * A minimal main until the daemon issue adds YAML config, the control
- * socket and sd_notify: parse a few flags into struct fibd_opts (which a
- * struct conf replaces later), create the FIB, run the netlink ingest on a
- * libevent loop, log "ready: N v4 / M v6 routes in S seconds" after the
- * first complete dump, exit cleanly on SIGTERM or SIGINT.
+ * fibd [-c FILE] [-n] [-v] [overrides]: read the YAML config (conf/),
+ * create the FIB with its thresholds, mirror the kernel's tables into it
+ * (daemon/ingest), serve the control socket (daemon/ctl) and talk to
+ * systemd (sd_notify), all on one libevent loop on the main thread, which
+ * is the FIB's only writer once the first load is done.
  *
- * Test-only query path (the control socket is a later issue):
- * --dump FILE writes every route (fib_walk) and --lookup IN OUT answers
- * the addresses listed in IN from the FIB, once ready and again on each
- * SIGUSR1; SIGUSR1 first applies every event already queued, so a test
- * that changed the kernel and then signals sees the FIB that follows from
- * its changes. Files are written to FILE.tmp and renamed. --once exits
- * after the first write.
+ *   start --conf--> fib_new, ingest_start, ctl_new --loop-->
+ *     first dump in the FIB: READY=1, STATUS=
+ *     SIGHUP / "reload": RELOADING=1, parse the whole file; errors: keep
+ *       the old conf and log every error; else apply each section that
+ *       conf_diff() reports (fib_set_params, log level, ingest_reconfigure,
+ *       control socket); READY=1
+ *     SIGUSR1: statistics to the log; SIGTERM / SIGINT: STOPPING=1, leave
+ *       the loop, free everything
+ *     timer: WATCHDOG=1 every WatchdogSec/2, only from the running loop
  *
  * Signals reach the loop as libevent signal events (STYLE.md item 5).
+ *
+ * Command-line overrides (-f, -t, -b, -B, -s) win over the file, also
+ * after a reload; they exist for tests and for one-off runs.
+ *
+ * Test-only query path: --dump FILE writes every route (fib_walk) and
+ * --lookup IN OUT answers the addresses listed in IN, once ready and
+ * again on each SIGUSR1; SIGUSR1 first applies every event already
+ * queued, so a test that changed the kernel and then signals sees the FIB
+ * that follows from its changes. Files are written to FILE.tmp and
+ * renamed. --once exits after the first write.
  */
 #include "config.h"
 
@@ -27,39 +39,78 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <linux/rtnetlink.h>
+#include <systemd/sd-daemon.h>
 
 #include "fib/fib.h"
+#include "conf/conf.h"
+#include "daemon/ctl.h"
 #include "daemon/ingest.h"
 #include "daemon/log.h"
 
+#ifndef FIBD_CONF
+#define FIBD_CONF "/etc/fibd/fibd.yaml"
+#endif
+
 struct fibd_opts {
-	struct ingest_conf ingest;
+	const char *conf_path;
+	int conf_given;
+	int check;
+	int verbose;
+	/* overrides of the file */
+	unsigned families;
+	int tables_set;
+	struct ingest_conf tables; /* only tables/ntables used */
+	unsigned rcvbuf, budget_us;
+	const char *ctl_path;
+	/* test-only */
 	const char *dump_file;
 	const char *lookup_in, *lookup_out;
 	int once;
-	int verbose;
 };
 
 struct fibd {
 	struct fibd_opts opts;
+	struct conf *conf;
 	struct event_base *base;
 	struct fib *fib;
 	struct ingest *ing;
-	struct event *sig_term, *sig_int, *sig_usr1;
+	struct ctl *ctl;
+	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
+	struct event *watchdog, *status;
 	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
 	double probe_last, probe_max;
+	double t_start;
+	int ready;
+	int params_pending; /* fib params changed while the loader was the writer */
 	int writing;
+	uint64_t reloads, reload_failures;
+	char status_line[128];
 };
+
+static double
+fibd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void
 fibd_usage(void)
 {
 	fprintf(stderr,
-		"usage: fibd [-v] [-f 4|6|46] [-t TABLE[,TABLE...]|all] [-b RCVBUF] [-B BUDGET_MS]\n"
-		"            [--dump FILE] [--lookup IN OUT] [--once]\n");
+		"usage: fibd [-nv] [-c FILE] [-s SOCKET] [-f 4|6|46] [-t TABLE[,TABLE...]|all]\n"
+		"            [-b RCVBUF] [-B BUDGET_MS] [--dump FILE] [--lookup IN OUT] [--once]\n"
+		"  -c FILE  config file (default %s)\n"
+		"  -n       check the config and exit 0 or 1; with -v print the effective config\n"
+		"  -v       debug logging\n",
+		FIBD_CONF);
 	exit(2);
 }
 
@@ -109,29 +160,40 @@ fibd_parse_args(struct fibd_opts *o, int argc, char **argv)
 	int ch;
 
 	memset(o, 0, sizeof(*o));
-	ingest_conf_default(&o->ingest);
-	while ((ch = getopt_long(argc, argv, "vf:t:b:B:h", longopts, NULL)) != -1) {
+	o->conf_path = FIBD_CONF;
+	while ((ch = getopt_long(argc, argv, "c:nvs:f:t:b:B:h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'c':
+			o->conf_path = optarg;
+			o->conf_given = 1;
+			break;
+		case 'n':
+			o->check = 1;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
+		case 's':
+			o->ctl_path = optarg;
+			break;
 		case 'f':
-			o->ingest.families = 0;
+			o->families = 0;
 			if (strchr(optarg, '4'))
-				o->ingest.families |= INGEST_V4;
+				o->families |= INGEST_V4;
 			if (strchr(optarg, '6'))
-				o->ingest.families |= INGEST_V6;
-			if (!o->ingest.families)
+				o->families |= INGEST_V6;
+			if (!o->families)
 				fibd_usage();
 			break;
 		case 't':
-			fibd_parse_tables(&o->ingest, optarg);
+			fibd_parse_tables(&o->tables, optarg);
+			o->tables_set = 1;
 			break;
 		case 'b':
-			o->ingest.rcvbuf = (unsigned)fibd_num(optarg, 1u << 30);
+			o->rcvbuf = (unsigned)fibd_num(optarg, 1u << 30);
 			break;
 		case 'B':
-			o->ingest.budget_us = (unsigned)fibd_num(optarg, 10000) * 1000;
+			o->budget_us = (unsigned)fibd_num(optarg, 10000) * 1000;
 			break;
 		case 'D':
 			o->dump_file = optarg;
@@ -153,25 +215,101 @@ fibd_parse_args(struct fibd_opts *o, int argc, char **argv)
 		fibd_usage();
 }
 
-/* Test-only output. */
+/* Config. */
 
-static const char *
-fibd_type_name(unsigned type)
+/*
+ * Read the config file. Without -c a missing default file means the
+ * built-in defaults (a fresh install runs); with -c it is an error.
+ * Errors are logged one a line as file:line:column: message.
+ */
+static struct conf *
+fibd_conf_read(const struct fibd_opts *o, int quiet_default)
 {
-	switch (type) {
-	case FIB_UNICAST: return "unicast";
-	case FIB_LOCAL: return "local";
-	case FIB_BROADCAST: return "broadcast";
-	case FIB_BLACKHOLE: return "blackhole";
-	case FIB_UNREACHABLE: return "unreachable";
-	case FIB_PROHIBIT: return "prohibit";
-	case FIB_THROW: return "throw";
+	struct conf_errors errs;
+	struct conf *c = NULL;
+	char buf[512];
+	int rc;
+
+	memset(&errs, 0, sizeof(errs));
+	rc = conf_parse_file(o->conf_path, &c, &errs);
+	if (rc == -ENOENT && !o->conf_given && !o->check) {
+		if (!quiet_default)
+			log_info("%s: no such file, using the defaults", o->conf_path);
+		conf_errors_free(&errs);
+		return conf_new();
 	}
-	return "unknown";
+	if (rc < 0) {
+		for (size_t i = 0; i < errs.count; i++) {
+			conf_error_format(&errs, i, buf, sizeof(buf));
+			log_warnx("%s", buf);
+		}
+		if (errs.count == 0)
+			log_warnx("%s: %s", o->conf_path, strerror(-rc));
+		conf_errors_free(&errs);
+		return NULL;
+	}
+	conf_errors_free(&errs);
+	return c;
 }
 
 static void
-fibd_print_nh(struct fibd *d, FILE *f, const struct fib_info *info, int multipath_words)
+fibd_ingest_conf(const struct fibd_opts *o, const struct conf *c, struct ingest_conf *ic)
+{
+	ingest_conf_default(ic);
+	ic->families = 0;
+	if (c->netlink.families & CONF_FAMILY_IPV4)
+		ic->families |= INGEST_V4;
+	if (c->netlink.families & CONF_FAMILY_IPV6)
+		ic->families |= INGEST_V6;
+	ic->ntables = 0;
+	if (!c->netlink.all_tables) {
+		for (size_t i = 0; i < c->netlink.ntables && i < INGEST_TABLES_MAX; i++)
+			ic->tables[ic->ntables++] = c->netlink.tables[i];
+	}
+	ic->rcvbuf = c->netlink.rcvbuf > (1u << 30) ? 1u << 30 : (unsigned)c->netlink.rcvbuf;
+	ic->budget_us = (unsigned)c->netlink.slice_budget_us;
+	if (o->families)
+		ic->families = o->families;
+	if (o->tables_set) {
+		ic->ntables = o->tables.ntables;
+		memcpy(ic->tables, o->tables.tables, sizeof(ic->tables));
+	}
+	if (o->rcvbuf)
+		ic->rcvbuf = o->rcvbuf;
+	if (o->budget_us)
+		ic->budget_us = o->budget_us;
+}
+
+static void
+fibd_fib_params(const struct conf *c, struct fib_params *p)
+{
+	fib_params_default(p);
+	p->inflate_threshold = c->fib.inflate_threshold;
+	p->halve_threshold = c->fib.halve_threshold;
+	p->inflate_threshold_root = c->fib.inflate_threshold_root;
+	p->halve_threshold_root = c->fib.halve_threshold_root;
+	p->sync_pages = c->fib.sync_pages;
+	p->reclaim_mode = c->fib.reclaim == CONF_RECLAIM_SYNC ? FIB_RECLAIM_SYNC
+							      : FIB_RECLAIM_CALL_RCU;
+}
+
+static const char *
+fibd_ctl_path(const struct fibd *d, const struct conf *c)
+{
+	return d->opts.ctl_path ? d->opts.ctl_path : c->control.socket;
+}
+
+static void
+fibd_log_level(const struct fibd *d, const struct conf *c)
+{
+	log_set_verbose(d->opts.verbose || c->log.level >= CONF_LOG_DEBUG);
+}
+
+/* Output shared by the control socket and the test-only files. */
+
+static void
+fibd_print_nh(struct fibd *d, struct evbuffer *out, const struct fib_info *info,
+	      int multipath_words)
 {
 	char buf[INET6_ADDRSTRLEN];
 
@@ -179,52 +317,118 @@ fibd_print_nh(struct fibd *d, FILE *f, const struct fib_info *info, int multipat
 		const struct fib_nh *nh = &info->nh[i];
 		const char *name = ingest_ifname(d->ing, nh->ifindex);
 
-		if (multipath_words)
-			fputs(" nexthop", f);
-		else
-			fputs(" nh", f);
+		evbuffer_add_printf(out, multipath_words ? " nexthop" : " nh");
 		if (nh->gw_family) {
 			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
-			fprintf(f, " via %s", buf);
+			evbuffer_add_printf(out, " via %s", buf);
 		}
 		if (nh->ifindex) {
 			if (name)
-				fprintf(f, " dev %s", name);
+				evbuffer_add_printf(out, " dev %s", name);
 			else
-				fprintf(f, " dev if%u", nh->ifindex);
+				evbuffer_add_printf(out, " dev if%u", nh->ifindex);
 		}
-		fprintf(f, multipath_words ? " weight %u" : " w %u", nh->weight);
+		evbuffer_add_printf(out, multipath_words ? " weight %u" : " w %u", nh->weight);
 	}
 }
 
-static int
-fibd_dump_cb(const struct fib_match *m, void *arg)
-{
-	void **a = arg;
-	struct fibd *d = a[0];
-	FILE *f = a[1];
-	char buf[INET6_ADDRSTRLEN];
+struct fibd_walk {
+	struct fibd *d;
+	struct evbuffer *out;
+	int filter;
+	uint8_t plen;
+	union fib_addr prefix;
+	uint64_t n;
+};
 
-	inet_ntop(m->family, m->prefix.b, buf, sizeof(buf));
-	fprintf(f, "%s %s/%u", fibd_type_name(m->type), buf, m->plen);
-	if (m->table != RT_TABLE_MAIN)
-		fprintf(f, " table %u", m->table);
-	if (m->tos)
-		fprintf(f, " tos %u", m->tos);
-	fprintf(f, " metric %u", m->info->priority);
-	if (m->info->nh_id)
-		fprintf(f, " nhid %u", m->info->nh_id);
-	fibd_print_nh(d, f, m->info, 0);
-	fputc('\n', f);
-	return 0;
+static int
+fibd_prefix_covers(const union fib_addr *p, unsigned plen, const union fib_addr *a)
+{
+	unsigned bytes = plen / 8, bits = plen % 8;
+
+	if (memcmp(p->b, a->b, bytes))
+		return 0;
+	if (bits && ((p->b[bytes] ^ a->b[bytes]) & (0xff00 >> bits) & 0xff))
+		return 0;
+	return 1;
 }
 
 static int
-fibd_write_dump(struct fibd *d, const char *path)
+fibd_route_line(const struct fib_match *m, void *arg)
+{
+	struct fibd_walk *w = arg;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (w->filter && (m->plen < w->plen || !fibd_prefix_covers(&w->prefix, w->plen, &m->prefix)))
+		return 0;
+	inet_ntop(m->family, m->prefix.b, buf, sizeof(buf));
+	evbuffer_add_printf(w->out, "%s %s/%u", fib_type_name(m->type), buf, m->plen);
+	if (m->table != RT_TABLE_MAIN)
+		evbuffer_add_printf(w->out, " table %u", m->table);
+	if (m->tos)
+		evbuffer_add_printf(w->out, " tos %u", m->tos);
+	evbuffer_add_printf(w->out, " metric %u", m->info->priority);
+	if (m->info->nh_id)
+		evbuffer_add_printf(w->out, " nhid %u", m->info->nh_id);
+	fibd_print_nh(w->d, w->out, m->info, 0);
+	evbuffer_add(w->out, "\n", 1);
+	w->n++;
+	return 0;
+}
+
+static uint32_t
+fibd_lookup_table(const struct fibd *d)
+{
+	struct ingest_conf ic;
+
+	fibd_ingest_conf(&d->opts, d->conf, &ic);
+	return ic.ntables ? ic.tables[0] : RT_TABLE_MAIN;
+}
+
+/* One answer as `fibctl lookup` prints it (DESIGN.md). */
+static void
+fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a, uint8_t tos)
+{
+	struct fib_result res;
+	struct fib_match m;
+	char abuf[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN];
+
+	inet_ntop(a->family, a->a.b, abuf, sizeof(abuf));
+	fib_read_lock();
+	res = fib_lookup_rcu(d->fib, a->family, a->a.b, fibd_lookup_table(d), tos);
+	if (fib_result_get(&res, &m) != 0) {
+		fib_read_unlock();
+		evbuffer_add_printf(out, "%s -\n", abuf);
+		return;
+	}
+	inet_ntop(m.family, m.prefix.b, buf, sizeof(buf));
+	evbuffer_add_printf(out, "%s %s/%u %s", abuf, buf, m.plen, fib_type_name(m.type));
+	if (m.info->nh_count == 1) {
+		const struct fib_nh *nh = &m.info->nh[0];
+		const char *name = ingest_ifname(d->ing, nh->ifindex);
+
+		if (nh->gw_family) {
+			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
+			evbuffer_add_printf(out, " via %s", buf);
+		}
+		if (nh->ifindex && name)
+			evbuffer_add_printf(out, " dev %s", name);
+		else if (nh->ifindex)
+			evbuffer_add_printf(out, " dev if%u", nh->ifindex);
+	} else if (m.info->nh_count > 1) {
+		fibd_print_nh(d, out, m.info, 1);
+	}
+	fib_read_unlock();
+	evbuffer_add(out, "\n", 1);
+}
+
+/* Write buf to path through path.tmp and a rename. */
+static int
+fibd_write_file(const char *path, struct evbuffer *buf)
 {
 	char tmp[4096];
-	void *arg[2];
 	FILE *f;
+	size_t len = evbuffer_get_length(buf);
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "w");
@@ -232,10 +436,11 @@ fibd_write_dump(struct fibd *d, const char *path)
 		log_warn("%s", tmp);
 		return -1;
 	}
-	arg[0] = d;
-	arg[1] = f;
-	fib_walk(d->fib, AF_INET, fibd_dump_cb, arg);
-	fib_walk(d->fib, AF_INET6, fibd_dump_cb, arg);
+	if (len && fwrite(evbuffer_pullup(buf, -1), 1, len, f) != len) {
+		fclose(f);
+		log_warn("%s", tmp);
+		return -1;
+	}
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		log_warn("%s", path);
 		return -1;
@@ -243,81 +448,57 @@ fibd_write_dump(struct fibd *d, const char *path)
 	return 0;
 }
 
-/* Answer one address as `fibctl lookup` prints it (DESIGN.md). */
-static void
-fibd_lookup_one(struct fibd *d, FILE *out, const char *addr)
+static int
+fibd_write_dump(struct fibd *d, const char *path)
 {
-	union fib_addr a;
-	struct fib_result res;
-	struct fib_match m;
-	char buf[INET6_ADDRSTRLEN];
-	int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
-	uint32_t table = d->opts.ingest.ntables ? d->opts.ingest.tables[0] : RT_TABLE_MAIN;
+	struct fibd_walk w = { .d = d };
+	int rc;
 
-	memset(&a, 0, sizeof(a));
-	if (inet_pton(family, addr, a.b) != 1) {
-		fprintf(out, "%s error\n", addr);
-		return;
-	}
-	fib_read_lock();
-	res = fib_lookup_rcu(d->fib, family, a.b, table, 0);
-	if (fib_result_get(&res, &m) != 0) {
-		fib_read_unlock();
-		fprintf(out, "%s -\n", addr);
-		return;
-	}
-	inet_ntop(m.family, m.prefix.b, buf, sizeof(buf));
-	fprintf(out, "%s %s/%u %s", addr, buf, m.plen, fibd_type_name(m.type));
-	if (m.info->nh_count == 1) {
-		const struct fib_nh *nh = &m.info->nh[0];
-		const char *name = ingest_ifname(d->ing, nh->ifindex);
-
-		if (nh->gw_family) {
-			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
-			fprintf(out, " via %s", buf);
-		}
-		if (nh->ifindex && name)
-			fprintf(out, " dev %s", name);
-		else if (nh->ifindex)
-			fprintf(out, " dev if%u", nh->ifindex);
-	} else if (m.info->nh_count > 1) {
-		fibd_print_nh(d, out, m.info, 1);
-	}
-	fib_read_unlock();
-	fputc('\n', out);
+	w.out = evbuffer_new();
+	if (!w.out)
+		return -1;
+	fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+	fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+	rc = fibd_write_file(path, w.out);
+	evbuffer_free(w.out);
+	return rc;
 }
 
 static int
 fibd_write_lookups(struct fibd *d, const char *in, const char *path)
 {
-	char tmp[4096], line[256];
-	FILE *fi, *fo;
+	char line[256];
+	struct evbuffer *out;
+	struct ctl_addr a;
+	FILE *fi;
+	int rc;
 
 	fi = fopen(in, "r");
 	if (!fi) {
 		log_warn("%s", in);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fo = fopen(tmp, "w");
-	if (!fo) {
-		log_warn("%s", tmp);
+	out = evbuffer_new();
+	if (!out) {
 		fclose(fi);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), fi)) {
 		line[strcspn(line, " \t\r\n")] = 0;
-		if (line[0])
-			fibd_lookup_one(d, fo, line);
+		if (!line[0])
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.family = strchr(line, ':') ? AF_INET6 : AF_INET;
+		if (inet_pton(a.family, line, a.a.b) != 1)
+			evbuffer_add_printf(out, "%s error\n", line);
+		else
+			fibd_lookup_line(d, out, &a, 0);
 	}
 	fclose(fi);
-	if (fclose(fo) != 0 || rename(tmp, path) != 0) {
-		log_warn("%s", path);
-		return -1;
-	}
-	return 0;
+	rc = fibd_write_file(path, out);
+	evbuffer_free(out);
+	return rc;
 }
-
 static void
 fibd_log_stats(struct fibd *d)
 {
@@ -344,6 +525,363 @@ fibd_log_stats(struct fibd *d)
 		 errs[0] ? errs : " none");
 }
 
+
+/* systemd. */
+
+static void
+fibd_status(struct fibd *d)
+{
+	char line[128];
+
+	if (d->ready)
+		snprintf(line, sizeof(line), "%zu IPv4 / %zu IPv6 routes",
+			 fib_count(d->fib, AF_INET), fib_count(d->fib, AF_INET6));
+	else
+		snprintf(line, sizeof(line), "loading: %zu IPv4 / %zu IPv6 routes so far",
+			 fib_count(d->fib, AF_INET), fib_count(d->fib, AF_INET6));
+	if (strcmp(line, d->status_line)) {
+		strcpy(d->status_line, line);
+		sd_notifyf(0, "STATUS=%s", line);
+	}
+}
+
+static void
+fibd_status_tick(evutil_socket_t fd, short what, void *arg)
+{
+	fibd_status(arg);
+}
+
+/* Only the running loop pets the watchdog: a stuck loop is restarted. */
+static void
+fibd_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/* Reload. */
+
+static void fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r,
+		      void *arg);
+
+static struct ctl *
+fibd_ctl_new(struct fibd *d, const struct conf *c)
+{
+	const char *path = fibd_ctl_path(d, c);
+	struct ctl *ctl = ctl_new(d->base, path, c->control.mode, c->control.group, fibd_exec, d);
+
+	if (!ctl)
+		log_warn("control socket %s", path);
+	return ctl;
+}
+
+/* Apply the sections of n that differ from o (o NULL: all of them). */
+static void
+fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
+{
+	unsigned changed = o ? conf_diff(o, n) : CONF_ALL;
+	struct fib_params p;
+	struct ingest_conf ic;
+	int err;
+
+	if (changed & CONF_LOG)
+		fibd_log_level(d, n);
+	if ((changed & CONF_FIB) && o) {
+		if (!d->ready) {
+			d->params_pending = 1; /* the loader thread is the writer */
+		} else {
+			fibd_fib_params(n, &p);
+			if ((err = fib_set_params(d->fib, &p)) < 0)
+				log_warnx("fib parameters: %s", strerror(-err));
+		}
+	}
+	if ((changed & CONF_NETLINK) && o && d->ing) {
+		fibd_ingest_conf(&d->opts, n, &ic);
+		if (ingest_reconfigure(d->ing, &ic))
+			log_warnx("netlink families or tables changed: restart fibd to apply");
+	}
+	if ((changed & CONF_CONTROL) && o) {
+		if (strcmp(fibd_ctl_path(d, o), fibd_ctl_path(d, n))) {
+			struct ctl *ctl = fibd_ctl_new(d, n);
+
+			if (ctl) {
+				ctl_free(d->ctl);
+				d->ctl = ctl;
+			}
+		} else {
+			const char *path = fibd_ctl_path(d, n);
+
+			if (chmod(path, n->control.mode) < 0)
+				log_warn("chmod %s", path);
+			if (n->control.group[0]) {
+				struct ctl *ctl;
+
+				/* A new group: reopen (the path is ours, so free first). */
+				ctl_free(d->ctl);
+				ctl = fibd_ctl_new(d, n);
+				d->ctl = ctl;
+			}
+		}
+	}
+	if (changed & (CONF_CACHE | CONF_LOOKUP | CONF_METRICS))
+		log_info("cache, lookup and metrics settings are not used by this build");
+}
+
+/* Parse the whole file again; on errors keep the old conf. Error lines
+ * also go to errs when not NULL. Returns 0 or -1. */
+static int
+fibd_reload(struct fibd *d, struct evbuffer *errs)
+{
+	struct conf_errors ce;
+	struct conf *n = NULL, *o;
+	char buf[512];
+	unsigned changed;
+	int rc;
+
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)(fibd_now() * 1e6));
+	memset(&ce, 0, sizeof(ce));
+	rc = conf_parse_file(d->opts.conf_path, &n, &ce);
+	if (rc == -ENOENT && !d->opts.conf_given) {
+		n = conf_new();
+		rc = n ? 0 : -ENOMEM;
+	}
+	if (rc < 0) {
+		d->reload_failures++;
+		for (size_t i = 0; i < ce.count; i++) {
+			conf_error_format(&ce, i, buf, sizeof(buf));
+			log_warnx("reload: %s", buf);
+			if (errs)
+				evbuffer_add_printf(errs, "%s\n", buf);
+		}
+		if (ce.count == 0) {
+			log_warnx("reload: %s: %s", d->opts.conf_path, strerror(-rc));
+			if (errs)
+				evbuffer_add_printf(errs, "%s: %s\n", d->opts.conf_path,
+						    strerror(-rc));
+		}
+		log_warnx("reload failed: keeping the old configuration");
+		conf_errors_free(&ce);
+		sd_notify(0, "READY=1\nSTATUS=reload failed, old configuration kept");
+		d->status_line[0] = 0;
+		return -1;
+	}
+	conf_errors_free(&ce);
+	o = d->conf;
+	changed = conf_diff(o, n);
+	d->conf = n;
+	fibd_apply(d, o, n);
+	conf_free(o);
+	d->reloads++;
+	buf[0] = 0;
+	for (unsigned bit = 1; bit & CONF_ALL; bit <<= 1)
+		if (changed & bit) {
+			strcat(buf, " ");
+			strcat(buf, conf_section_name(bit));
+		}
+	log_info("reloaded %s: %s%s", d->opts.conf_path, changed ? "changed" : "no change", buf);
+	sd_notify(0, "READY=1");
+	d->status_line[0] = 0;
+	fibd_status(d);
+	return 0;
+}
+
+/* Control commands. */
+
+static void
+fibd_show_summary(struct fibd *d, struct evbuffer *out)
+{
+	struct ingest_stats st;
+	struct ctl_stats cs;
+
+	ingest_stats(d->ing, &st);
+	ctl_stats(d->ctl, &cs);
+	evbuffer_add_printf(out, "ready %s\n", d->ready ? "true" : "false");
+	evbuffer_add_printf(out, "ingest_seconds %.3f\n", d->ready ? st.ingest_seconds : 0.0);
+	evbuffer_add_printf(out, "routes_v4 %zu\n", fib_count(d->fib, AF_INET));
+	evbuffer_add_printf(out, "routes_v6 %zu\n", fib_count(d->fib, AF_INET6));
+	evbuffer_add_printf(out, "generation %llu\n", (unsigned long long)fib_generation(d->fib));
+	evbuffer_add_printf(out, "uptime_seconds %.0f\n", fibd_now() - d->t_start);
+	evbuffer_add_printf(out, "config %s\n", d->opts.conf_path);
+	evbuffer_add_printf(out, "reloads %llu\n", (unsigned long long)d->reloads);
+	evbuffer_add_printf(out, "reload_failures %llu\n", (unsigned long long)d->reload_failures);
+	evbuffer_add_printf(out, "netlink_messages %llu\n", (unsigned long long)st.msgs);
+	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
+	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
+	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
+	evbuffer_add_printf(out, "cache %s\n", "unavailable");
+}
+
+static void
+fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
+{
+	struct fib_stats st;
+
+	fib_stats(d->fib, &st);
+	for (int f = 0; f < 2; f++) {
+		const struct fib_trie_stats *t = f ? &st.v6 : &st.v4;
+		const char *k = f ? "v6" : "v4";
+
+		if (family && family != (f ? AF_INET6 : AF_INET))
+			continue;
+		evbuffer_add_printf(out, "%s.routes %zu\n", k, fib_count(d->fib, f ? AF_INET6 : AF_INET));
+		evbuffer_add_printf(out, "%s.depth_avg %.2f\n", k,
+				    t->leaves ? (double)t->depth_total / (double)t->leaves : 0.0);
+		evbuffer_add_printf(out, "%s.depth_max %u\n", k, t->depth_max);
+		evbuffer_add_printf(out, "%s.leaves %llu\n", k, (unsigned long long)t->leaves);
+		evbuffer_add_printf(out, "%s.prefixes %llu\n", k, (unsigned long long)t->prefixes);
+		evbuffer_add_printf(out, "%s.nodes %llu\n", k, (unsigned long long)t->nodes);
+		for (unsigned b = 1; b <= FIB_STATS_MAX_BITS; b++)
+			if (t->nodes_by_bits[b])
+				evbuffer_add_printf(out, "%s.nodes_bits_%u %llu\n", k, b,
+						    (unsigned long long)t->nodes_by_bits[b]);
+		evbuffer_add_printf(out, "%s.pointers %llu\n", k, (unsigned long long)t->pointers);
+		evbuffer_add_printf(out, "%s.null_pointers %llu\n", k,
+				    (unsigned long long)t->null_pointers);
+		evbuffer_add_printf(out, "%s.bytes %llu\n", k, (unsigned long long)t->bytes);
+		evbuffer_add_printf(out, "%s.resizes %llu\n", k, (unsigned long long)t->resizes);
+		evbuffer_add_printf(out, "%s.inflates %llu\n", k, (unsigned long long)t->inflates);
+		evbuffer_add_printf(out, "%s.halves %llu\n", k, (unsigned long long)t->halves);
+	}
+	if (!family) {
+		evbuffer_add_printf(out, "fib.bytes %llu\n", (unsigned long long)st.bytes);
+		evbuffer_add_printf(out, "fib.infos %llu\n", (unsigned long long)st.infos);
+		evbuffer_add_printf(out, "reclaim.batches %llu\n",
+				    (unsigned long long)st.reclaim.batches);
+		evbuffer_add_printf(out, "reclaim.bytes_pending %llu\n",
+				    (unsigned long long)st.reclaim.bytes_pending);
+		evbuffer_add_printf(out, "reclaim.grace_periods %llu\n",
+				    (unsigned long long)st.reclaim.grace_periods);
+		evbuffer_add_printf(out, "reclaim.gp_ms_max %.3f\n",
+				    (double)st.reclaim.gp_ns_max * 1e-6);
+	}
+}
+
+static void
+fibd_metric(struct evbuffer *out, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(out, "# HELP fibd_%s %s\n# TYPE fibd_%s %s\n", name, help, name, type);
+}
+
+static void
+fibd_metrics(struct fibd *d, struct evbuffer *out)
+{
+	struct ingest_stats st;
+	struct fib_stats fs;
+
+	ingest_stats(d->ing, &st);
+	fibd_metric(out, "ready", "gauge", "1 once the first full dump is in the FIB.");
+	evbuffer_add_printf(out, "fibd_ready %d\n", d->ready);
+	fibd_metric(out, "ingest_seconds", "gauge", "First dump request to ready.");
+	evbuffer_add_printf(out, "fibd_ingest_seconds %.6f\n", d->ready ? st.ingest_seconds : 0.0);
+	fibd_metric(out, "routes", "gauge", "Routes in the FIB.");
+	evbuffer_add_printf(out, "fibd_routes{family=\"ipv4\"} %zu\n", fib_count(d->fib, AF_INET));
+	evbuffer_add_printf(out, "fibd_routes{family=\"ipv6\"} %zu\n", fib_count(d->fib, AF_INET6));
+	fibd_metric(out, "netlink_messages_total", "counter", "Netlink messages read.");
+	evbuffer_add_printf(out, "fibd_netlink_messages_total %llu\n", (unsigned long long)st.msgs);
+	fibd_metric(out, "netlink_drops_total", "counter", "ENOBUFS on the event socket.");
+	evbuffer_add_printf(out, "fibd_netlink_drops_total %llu\n", (unsigned long long)st.drops);
+	fibd_metric(out, "netlink_resyncs_total", "counter", "Completed resynchronisations.");
+	evbuffer_add_printf(out, "fibd_netlink_resyncs_total %llu\n", (unsigned long long)st.resyncs);
+	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
+	evbuffer_add_printf(out, "fibd_reloads_total %llu\n", (unsigned long long)d->reloads);
+	fibd_metric(out, "reload_failures_total", "counter", "Refused config reloads.");
+	evbuffer_add_printf(out, "fibd_reload_failures_total %llu\n",
+			    (unsigned long long)d->reload_failures);
+	if (!d->ready)
+		return; /* fib_stats is for the writer: the loader thread has it */
+	fib_stats(d->fib, &fs);
+	fibd_metric(out, "trie_depth_max", "gauge", "Deepest leaf of the trie.");
+	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv4\"} %u\n", fs.v4.depth_max);
+	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv6\"} %u\n", fs.v6.depth_max);
+	fibd_metric(out, "trie_bytes", "gauge", "Trie nodes and leaves, bytes.");
+	evbuffer_add_printf(out, "fibd_trie_bytes{family=\"ipv4\"} %llu\n",
+			    (unsigned long long)fs.v4.bytes);
+	evbuffer_add_printf(out, "fibd_trie_bytes{family=\"ipv6\"} %llu\n",
+			    (unsigned long long)fs.v6.bytes);
+	fibd_metric(out, "fib_bytes", "gauge", "Everything the FIB holds, bytes.");
+	evbuffer_add_printf(out, "fibd_fib_bytes %llu\n", (unsigned long long)fs.bytes);
+	fibd_metric(out, "grace_periods_total", "counter", "RCU grace periods waited for.");
+	evbuffer_add_printf(out, "fibd_grace_periods_total %llu\n",
+			    (unsigned long long)fs.reclaim.grace_periods);
+	fibd_metric(out, "grace_period_seconds_max", "gauge", "Longest grace period.");
+	evbuffer_add_printf(out, "fibd_grace_period_seconds_max %.9f\n",
+			    (double)fs.reclaim.gp_ns_max * 1e-9);
+}
+
+static void
+fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, void *arg)
+{
+	struct fibd *d = arg;
+	struct fibd_walk w = { .d = d, .out = out };
+	char *s;
+
+	switch (cmd->op) {
+	case CTL_SHOW_SUMMARY:
+		fibd_show_summary(d, out);
+		break;
+	case CTL_SHOW_TRIE:
+		if (!d->ready)
+			goto not_ready;
+		fibd_show_trie(d, out, cmd->family);
+		break;
+	case CTL_SHOW_ROUTES:
+		if (!d->ready)
+			goto not_ready;
+		w.filter = cmd->has_prefix;
+		w.plen = cmd->plen;
+		w.prefix = cmd->prefix;
+		if (!cmd->family || cmd->family == AF_INET)
+			fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+		if (!cmd->family || cmd->family == AF_INET6)
+			fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+		snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
+		break;
+	case CTL_SHOW_CONFIG:
+		if (conf_format(d->conf, &s) < 0) {
+			r->code = 500;
+			snprintf(r->msg, sizeof(r->msg), "out of memory");
+			break;
+		}
+		evbuffer_add(out, s, strlen(s));
+		free(s);
+		break;
+	case CTL_LOOKUP:
+		if (!d->ready)
+			goto not_ready;
+		for (unsigned i = 0; i < cmd->naddr; i++)
+			fibd_lookup_line(d, out, &cmd->addr[i], cmd->tos);
+		break;
+	case CTL_SHOW_CACHE:
+	case CTL_FLUSH_CACHE:
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "not available: no flow cache in this build");
+		break;
+	case CTL_RELOAD:
+		if (fibd_reload(d, out) < 0) {
+			r->code = 500;
+			snprintf(r->msg, sizeof(r->msg), "reload failed, old configuration kept");
+		} else {
+			snprintf(r->msg, sizeof(r->msg), "reloaded");
+		}
+		break;
+	case CTL_METRICS:
+		fibd_metrics(d, out);
+		break;
+	case CTL_HELP:
+		evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
+					 "show routes [PREFIX]\nshow config\n"
+					 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
+					 "flush cache\nreload\nmetrics\nhelp\n");
+		break;
+	}
+	return;
+not_ready:
+	r->code = 503;
+	snprintf(r->msg, sizeof(r->msg), "not ready: the first dump is still loading");
+}
+
+/* Events. */
+
 static void
 fibd_write_outputs(struct ingest *ing, void *arg)
 {
@@ -359,15 +897,6 @@ fibd_write_outputs(struct ingest *ing, void *arg)
 		 fib_count(d->fib, AF_INET6));
 	if (d->opts.once)
 		event_base_loopbreak(d->base);
-}
-
-static double
-fibd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void
@@ -389,12 +918,23 @@ fibd_ready(struct ingest *ing, void *arg)
 
 	fibd_probe(-1, 0, d);
 	event_del(d->probe);
+	d->ready = 1;
+	if (d->params_pending) {
+		struct fib_params p;
+
+		fibd_fib_params(d->conf, &p);
+		if (fib_set_params(d->fib, &p) < 0)
+			log_warnx("fib parameters refused");
+		d->params_pending = 0;
+	}
 	ingest_stats(ing, &st);
 	log_info("ready: %zu v4 / %zu v6 routes in %.3f seconds", fib_count(d->fib, AF_INET),
 		 fib_count(d->fib, AF_INET6), st.ingest_seconds);
 	log_info("ingest: dump and parse %.3f s, then %.3f s to finish loading; longest "
 		 "event-loop stall %.1f ms", st.dump_seconds, st.ingest_seconds - st.dump_seconds,
 		 d->probe_max * 1e3);
+	fibd_status(d);
+	sd_notify(0, "READY=1");
 	if (d->opts.dump_file || d->opts.lookup_in || d->opts.once) {
 		d->writing = 1;
 		ingest_sync(ing, fibd_write_outputs, d);
@@ -406,60 +946,132 @@ fibd_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct fibd *d = arg;
 
-	if (sig == SIGUSR1) {
-		if (!d->writing) {
-			d->writing = 1;
-			ingest_sync(d->ing, fibd_write_outputs, d);
+	switch (sig) {
+	case SIGUSR1:
+		if (d->opts.dump_file || d->opts.lookup_in) {
+			if (!d->writing) {
+				d->writing = 1;
+				ingest_sync(d->ing, fibd_write_outputs, d);
+			}
+		} else {
+			fibd_log_stats(d);
 		}
+		return;
+	case SIGHUP:
+		log_info("SIGHUP: reloading %s", d->opts.conf_path);
+		fibd_reload(d, NULL);
 		return;
 	}
 	log_info("signal %d: exiting", (int)sig);
+	sd_notify(0, "STOPPING=1");
 	event_base_loopbreak(d->base);
+}
+
+static struct event *
+fibd_signal_new(struct fibd *d, int sig)
+{
+	struct event *ev = evsignal_new(d->base, sig, fibd_signal, d);
+
+	if (!ev || evsignal_add(ev, NULL) < 0)
+		fatalx("signal event %d", sig);
+	return ev;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct fibd d;
+	struct fib_params p;
+	struct ingest_conf ic;
+	uint64_t wd_usec = 0;
+	double t_stop;
 
 	memset(&d, 0, sizeof(d));
 	fibd_parse_args(&d.opts, argc, argv);
 	log_init("fibd", d.opts.verbose);
+	if (d.opts.check) {
+		struct conf_errors errs;
+		int rc;
+
+		memset(&errs, 0, sizeof(errs));
+		rc = conf_parse_file(d.opts.conf_path, &d.conf, &errs);
+		if (rc < 0) {
+			conf_errors_print(&errs, stderr);
+			if (errs.count == 0)
+				fprintf(stderr, "%s: %s\n", d.opts.conf_path, strerror(-rc));
+			conf_errors_free(&errs);
+			return 1;
+		}
+		conf_errors_free(&errs);
+		if (d.opts.verbose && conf_print(d.conf, stdout) < 0)
+			return 1;
+		conf_free(d.conf);
+		return 0;
+	}
+	d.conf = fibd_conf_read(&d.opts, 0);
+	if (!d.conf)
+		fatalx("%s: configuration errors, not starting", d.opts.conf_path);
+	fibd_log_level(&d, d.conf);
 	signal(SIGPIPE, SIG_IGN);
+	d.t_start = fibd_now();
 
 	d.base = event_base_new();
 	if (!d.base)
 		fatalx("event_base_new failed");
 	fib_thread_online();
-	d.fib = fib_new(NULL);
+	fibd_fib_params(d.conf, &p);
+	d.fib = fib_new(&p);
 	if (!d.fib)
 		fatal("fib_new");
-	d.ing = ingest_new(d.base, d.fib, &d.opts.ingest);
+	fibd_ingest_conf(&d.opts, d.conf, &ic);
+	d.ing = ingest_new(d.base, d.fib, &ic);
 	if (!d.ing)
 		fatal("netlink");
-	d.sig_term = evsignal_new(d.base, SIGTERM, fibd_signal, &d);
-	d.sig_int = evsignal_new(d.base, SIGINT, fibd_signal, &d);
-	d.sig_usr1 = evsignal_new(d.base, SIGUSR1, fibd_signal, &d);
-	if (!d.sig_term || !d.sig_int || !d.sig_usr1 || evsignal_add(d.sig_term, NULL) ||
-	    evsignal_add(d.sig_int, NULL) || evsignal_add(d.sig_usr1, NULL))
-		fatalx("signal events");
+	d.ctl = fibd_ctl_new(&d, d.conf);
+	if (!d.ctl)
+		fatalx("cannot open the control socket");
+	d.sig_term = fibd_signal_new(&d, SIGTERM);
+	d.sig_int = fibd_signal_new(&d, SIGINT);
+	d.sig_usr1 = fibd_signal_new(&d, SIGUSR1);
+	d.sig_hup = fibd_signal_new(&d, SIGHUP);
 	d.probe = event_new(d.base, -1, EV_PERSIST, fibd_probe, &d);
 	if (!d.probe || event_add(d.probe, &(struct timeval){ 0, 1000 }) < 0)
 		fatalx("probe timer");
 	d.probe_last = fibd_now();
+	d.status = event_new(d.base, -1, EV_PERSIST, fibd_status_tick, &d);
+	if (!d.status || event_add(d.status, &(struct timeval){ 5, 0 }) < 0)
+		fatalx("status timer");
+	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0) {
+		struct timeval tv = { (time_t)(wd_usec / 2 / 1000000),
+				      (suseconds_t)(wd_usec / 2 % 1000000) };
+
+		d.watchdog = event_new(d.base, -1, EV_PERSIST, fibd_watchdog, &d);
+		if (!d.watchdog || event_add(d.watchdog, &tv) < 0)
+			fatalx("watchdog timer");
+		log_info("watchdog: every %.3f s", (double)wd_usec / 2e6);
+	}
 	if (ingest_start(d.ing, fibd_ready, &d) < 0)
 		fatal("ingest_start");
+	fibd_status(&d);
 
 	event_base_dispatch(d.base);
 
+	t_stop = fibd_now();
 	fibd_log_stats(&d);
+	ctl_free(d.ctl);
 	event_free(d.sig_term);
 	event_free(d.sig_int);
 	event_free(d.sig_usr1);
+	event_free(d.sig_hup);
 	event_free(d.probe);
+	event_free(d.status);
+	if (d.watchdog)
+		event_free(d.watchdog);
 	ingest_free(d.ing);
 	fib_free(d.fib);
 	fib_thread_offline();
 	event_base_free(d.base);
+	conf_free(d.conf);
+	log_info("stopped: cleanup took %.3f s", fibd_now() - t_stop);
 	return 0;
 }

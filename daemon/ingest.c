@@ -1294,6 +1294,20 @@ ingest_stats(const struct ingest *ing, struct ingest_stats *st)
 	st->nh_objects = nl_nhtab_count(ing->nht);
 }
 
+int
+ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c)
+{
+	int restart = c->families != ing->conf.families || c->ntables != ing->conf.ntables ||
+		      memcmp(c->tables, ing->conf.tables, c->ntables * sizeof(c->tables[0]));
+
+	ing->conf.budget_us = c->budget_us;
+	if (c->rcvbuf != ing->conf.rcvbuf) {
+		ing->conf.rcvbuf = c->rcvbuf;
+		ingest_rcvbuf(mnl_socket_get_fd(ing->ev_nl), c->rcvbuf);
+	}
+	return restart;
+}
+
 void
 ingest_free(struct ingest *ing)
 {

@@ -111,6 +111,13 @@ void ingest_sync(struct ingest *ing, ingest_cb cb, void *arg);
 /* Force a resync, as after ENOBUFS. Context: main thread. */
 void ingest_resync(struct ingest *ing);
 
+/*
+ * Apply the settings that can change live: the slice budget and the event
+ * socket's receive buffer. Returns 1 when families or tables differ (they
+ * are kept: a restart applies them), else 0. Context: main thread.
+ */
+int ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c);
+
 /* Context: main thread. */
 void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
 

@@ -1,21 +1,49 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# fibd: netlink ingest (nl, ingest), logging, main.
+# fibd: netlink ingest (nl, ingest), control socket (ctl), logging, main;
+# fibctl, the control client.
 noinst_LTLIBRARIES += daemon/libingest.la
 daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
-	daemon/ingest.c
+	daemon/ingest.c \
+	daemon/ctl.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
-	daemon/ingest.h
+	daemon/ingest.h \
+	daemon/ctl.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
 sbin_PROGRAMS += daemon/fibd
 daemon_fibd_SOURCES = daemon/fibd.c
-daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
-daemon_fibd_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(LIBEVENT_LIBS)
+daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml"'
+daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
+daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la fib/libfib.la \
+	$(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(SYSTEMD_LIBS)
+
+bin_PROGRAMS += daemon/fibctl
+daemon_fibctl_SOURCES = daemon/fibctl.c
+daemon_fibctl_CPPFLAGS = $(AM_CPPFLAGS) -DFIBCTL_SOCKET='"/run/fibd/fibd.sock"'
+
+# Control protocol: the line parser and the server over a real socket.
+check_PROGRAMS += tests/unit/ctl_test
+TESTS += tests/unit/ctl_test
+tests_unit_ctl_test_SOURCES = tests/unit/ctl_test.c
+tests_unit_ctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_ctl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBEVENT_LIBS) $(CHECK_LIBS)
+
+# The config golden files through `fibd -n`, fibctl's output golden files
+# (tests/ctl), and the whole daemon in a namespace (root; else skipped).
+TESTS += \
+	tests/integration/daemon_conf.sh \
+	tests/integration/daemon_fibctl.sh \
+	tests/integration/daemon_basic.sh
+dist_noinst_SCRIPTS += \
+	tests/integration/daemon_conf.sh \
+	tests/integration/daemon_fibctl.sh \
+	tests/integration/daemon_basic.sh
+EXTRA_DIST += tests/ctl daemon/README.md
 
 # Netlink integration tests (network namespaces, real kernel; skipped
 # unless root). The fast ones run in `make check`; all of them, the full
@@ -27,7 +55,8 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/nl_ris.sh \
-	tests/integration/nl_reset.sh
+	tests/integration/nl_reset.sh \
+	tests/integration/daemon_basic.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \
@@ -44,7 +73,7 @@ dist_noinst_SCRIPTS += \
 	tests/integration/nl_enobufs.sh
 
 .PHONY: check-integration fuzz-nl bench-nl
-check-integration: daemon/fibd
+check-integration: daemon/fibd daemon/fibctl
 	@fail=0; for t in $(NL_INTEGRATION_TESTS); do \
 		echo "== $$t"; srcdir=$(srcdir) bash $(srcdir)/$$t; rc=$$?; \
 		if [ $$rc = 77 ]; then echo "SKIP $$t"; elif [ $$rc != 0 ]; then fail=1; fi; \

@@ -52,10 +52,20 @@ nl_ns() {
 }
 
 # nl_fibd_start LOG ARGS...: run fibd in $NS in the background, sets FIBD_PID.
+# Without a -c in ARGS it gets $TMP/fibd.yaml (written here if absent):
+# the defaults, with the control socket at $FIBD_SOCK inside $TMP.
+FIBD_SOCK=$TMP/fibd.sock
 nl_fibd_start() {
-	local log=$1
+	local log=$1 conf=""
 	shift
-	ip netns exec "$NS" "$FIBD" "$@" >"$log" 2>&1 &
+	case " $* " in
+	*" -c "*) ;;
+	*)
+		[ -e "$TMP/fibd.yaml" ] || printf 'control:\n  socket: %s\n' "$FIBD_SOCK" >"$TMP/fibd.yaml"
+		conf="-c $TMP/fibd.yaml" ;;
+	esac
+	# shellcheck disable=SC2086
+	ip netns exec "$NS" "$FIBD" $conf "$@" >"$log" 2>&1 &
 	FIBD_PID=$!
 	PIDS="$PIDS $FIBD_PID"
 }

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: ctl implementation
+ *
+ * One listener event and one bufferevent per client, all on the main
+ * thread. Per client, reading goes line by line: a complete line is parsed
+ * and executed at once, its whole answer appended to the output buffer; a
+ * partial line longer than CTL_LINE_MAX switches the client to "discard"
+ * until the next newline and answers 413 once, so an oversize request
+ * costs no memory and keeps the request/answer pairing. A read watermark
+ * is not enough for output back-pressure (one small request can produce a
+ * large answer), so reading is disabled while the output holds more than
+ * CTL_OUT_HIGH and enabled again by the write callback.
+ *
+ *   listener --accept--> client (bufferevent) --line--> ctl_parse
+ *                                                          |
+ *     "NNN-data" ... "NNN msg" <----- prefix ------ exec callback
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "daemon/ctl.h"
+
+struct ctl_client {
+	struct ctl *ctl;
+	struct bufferevent *bev;
+	struct ctl_client *next, *prev;
+	int discard; /* inside an oversize line */
+};
+
+struct ctl {
+	struct event_base *base;
+	struct evconnlistener *lis;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	ctl_exec_cb exec;
+	void *arg;
+	struct ctl_client *clients;
+	struct evbuffer *data;
+	struct ctl_stats st;
+};
+
+/* Parser. */
+
+static void
+ctl_set(struct ctl_reply *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->code = code;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+}
+
+static int
+ctl_addr_parse(const char *s, struct ctl_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = strchr(s, ':') ? AF_INET6 : AF_INET;
+	return inet_pton(a->family, s, a->a.b) == 1 ? 0 : -EINVAL;
+}
+
+int
+ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	char buf[CTL_LINE_MAX + 1], *tok[CTL_LINE_MAX / 2 + 1], *save = NULL, *t;
+	unsigned n = 0, i;
+
+	memset(cmd, 0, sizeof(*cmd));
+	ctl_set(r, 200, "ok");
+	if (strlen(line) >= sizeof(buf) - 1) {
+		ctl_set(r, 413, "line too long (at most %d bytes)", CTL_LINE_MAX);
+		return r->code;
+	}
+	strcpy(buf, line);
+	for (t = strtok_r(buf, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save))
+		tok[n++] = t;
+	if (n == 0) {
+		ctl_set(r, 400, "empty request");
+		return r->code;
+	}
+	if (!strcmp(tok[0], "show") && n >= 2) {
+		if (!strcmp(tok[1], "summary") && n == 2) {
+			cmd->op = CTL_SHOW_SUMMARY;
+		} else if (!strcmp(tok[1], "cache") && n == 2) {
+			cmd->op = CTL_SHOW_CACHE;
+		} else if (!strcmp(tok[1], "config") && n == 2) {
+			cmd->op = CTL_SHOW_CONFIG;
+		} else if (!strcmp(tok[1], "trie")) {
+			cmd->op = CTL_SHOW_TRIE;
+			if (n == 3 && !strcmp(tok[2], "4"))
+				cmd->family = AF_INET;
+			else if (n == 3 && !strcmp(tok[2], "6"))
+				cmd->family = AF_INET6;
+			else if (n != 2)
+				ctl_set(r, 400, "usage: show trie [4|6]");
+		} else if (!strcmp(tok[1], "routes")) {
+			cmd->op = CTL_SHOW_ROUTES;
+			if (n == 3) {
+				uint8_t fam;
+
+				if (fib_prefix_parse(tok[2], &cmd->prefix, &cmd->plen, &fam) < 0)
+					ctl_set(r, 400, "bad prefix: %.64s", tok[2]);
+				cmd->family = fam;
+				cmd->has_prefix = 1;
+			} else if (n != 2) {
+				ctl_set(r, 400, "usage: show routes [PREFIX]");
+			}
+		} else {
+			ctl_set(r, 404, "unknown command: show %.64s", tok[1]);
+		}
+		return r->code == 200 ? 0 : r->code;
+	}
+	if (!strcmp(tok[0], "lookup")) {
+		cmd->op = CTL_LOOKUP;
+		for (i = 1; i < n; i++) {
+			if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
+				if (i + 1 >= n) {
+					ctl_set(r, 400, "%s needs a value", tok[i]);
+					return r->code;
+				}
+				if (!strcmp(tok[i], "from")) {
+					if (ctl_addr_parse(tok[i + 1], &cmd->src) < 0) {
+						ctl_set(r, 400, "bad source address: %.64s", tok[i + 1]);
+						return r->code;
+					}
+					cmd->has_src = 1;
+				} else if (!strcmp(tok[i], "tos")) {
+					char *end;
+					unsigned long v = strtoul(tok[i + 1], &end, 0);
+
+					if (end == tok[i + 1] || *end || v > 255) {
+						ctl_set(r, 400, "bad tos: %.64s", tok[i + 1]);
+						return r->code;
+					}
+					cmd->tos = (uint8_t)v;
+				} else {
+					if (strlen(tok[i + 1]) >= IFNAMSIZ) {
+						ctl_set(r, 400, "bad interface name: %.64s", tok[i + 1]);
+						return r->code;
+					}
+					strcpy(cmd->iif, tok[i + 1]);
+				}
+				i++;
+				continue;
+			}
+			if (cmd->naddr == CTL_ADDRS_MAX) {
+				ctl_set(r, 400, "at most %d addresses a request", CTL_ADDRS_MAX);
+				return r->code;
+			}
+			if (ctl_addr_parse(tok[i], &cmd->addr[cmd->naddr]) < 0) {
+				ctl_set(r, 400, "bad address: %.64s", tok[i]);
+				return r->code;
+			}
+			cmd->naddr++;
+		}
+		if (cmd->naddr == 0)
+			ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
+		return r->code == 200 ? 0 : r->code;
+	}
+	if (!strcmp(tok[0], "flush") && n == 2 && !strcmp(tok[1], "cache")) {
+		cmd->op = CTL_FLUSH_CACHE;
+		return 0;
+	}
+	if (n == 1 && !strcmp(tok[0], "reload")) {
+		cmd->op = CTL_RELOAD;
+		return 0;
+	}
+	if (n == 1 && !strcmp(tok[0], "metrics")) {
+		cmd->op = CTL_METRICS;
+		return 0;
+	}
+	if (n == 1 && !strcmp(tok[0], "help")) {
+		cmd->op = CTL_HELP;
+		return 0;
+	}
+	if (!strcmp(tok[0], "flush") || !strcmp(tok[0], "reload") || !strcmp(tok[0], "metrics") ||
+	    !strcmp(tok[0], "help") || !strcmp(tok[0], "show"))
+		ctl_set(r, 400, "bad arguments to %s", tok[0]);
+	else
+		ctl_set(r, 404, "unknown command: %.64s", tok[0]);
+	return r->code;
+}
+
+/* Server. */
+
+static void
+ctl_client_free(struct ctl_client *c)
+{
+	struct ctl *ctl = c->ctl;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ctl->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	bufferevent_free(c->bev);
+	ctl->st.clients--;
+	free(c);
+}
+
+/* Append the answer: each data line as "NNN-line", then "NNN msg". */
+static void
+ctl_answer(struct ctl *ctl, struct evbuffer *out, const struct ctl_reply *r)
+{
+	struct evbuffer_ptr p;
+	char code[8];
+
+	snprintf(code, sizeof(code), "%03d-", r->code);
+	while (evbuffer_get_length(ctl->data)) {
+		size_t len;
+
+		p = evbuffer_search_eol(ctl->data, NULL, NULL, EVBUFFER_EOL_LF);
+		len = p.pos < 0 ? evbuffer_get_length(ctl->data) : (size_t)p.pos + 1;
+		evbuffer_add(out, code, 4);
+		evbuffer_remove_buffer(ctl->data, out, len);
+		if (p.pos < 0)
+			evbuffer_add(out, "\n", 1);
+	}
+	evbuffer_add_printf(out, "%03d %s\n", r->code, r->msg);
+	ctl->st.requests++;
+	if (r->code >= 400)
+		ctl->st.errors++;
+}
+
+static void
+ctl_line(struct ctl *ctl, struct evbuffer *out, const char *line)
+{
+	struct ctl_cmd *cmd;
+	struct ctl_reply r;
+
+	cmd = malloc(sizeof(*cmd));
+	if (!cmd) {
+		ctl_set(&r, 500, "out of memory");
+	} else if (ctl_parse(line, cmd, &r) == 0) {
+		ctl->exec(cmd, ctl->data, &r, ctl->arg);
+	}
+	free(cmd);
+	ctl_answer(ctl, out, &r);
+}
+
+static void
+ctl_read(struct bufferevent *bev, void *arg)
+{
+	struct ctl_client *c = arg;
+	struct ctl *ctl = c->ctl;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
+	char line[CTL_LINE_MAX + 1];
+
+	while (evbuffer_get_length(out) < CTL_OUT_HIGH) {
+		struct evbuffer_ptr p = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
+		size_t len;
+
+		if (p.pos < 0) {
+			len = evbuffer_get_length(in);
+			if (len >= CTL_LINE_MAX) {
+				evbuffer_drain(in, len);
+				if (!c->discard) {
+					struct ctl_reply r;
+
+					ctl_set(&r, 413, "line too long (at most %d bytes)", CTL_LINE_MAX);
+					ctl->st.oversize++;
+					ctl_answer(ctl, out, &r);
+				}
+				c->discard = 1;
+			}
+			return;
+		}
+		len = (size_t)p.pos;
+		if (c->discard) {
+			evbuffer_drain(in, len + 1);
+			c->discard = 0;
+			continue;
+		}
+		if (len + 1 > CTL_LINE_MAX) {
+			struct ctl_reply r;
+
+			evbuffer_drain(in, len + 1);
+			ctl_set(&r, 413, "line too long (at most %d bytes)", CTL_LINE_MAX);
+			ctl->st.oversize++;
+			ctl_answer(ctl, out, &r);
+			continue;
+		}
+		evbuffer_remove(in, line, len + 1);
+		line[len] = 0;
+		ctl_line(ctl, out, line);
+	}
+	/* Back-pressure: resumed by ctl_write once the output drained. */
+	bufferevent_disable(bev, EV_READ);
+}
+
+static void
+ctl_write(struct bufferevent *bev, void *arg)
+{
+	struct ctl_client *c = arg;
+
+	if (!(bufferevent_get_enabled(bev) & EV_READ)) {
+		bufferevent_enable(bev, EV_READ);
+		ctl_read(bev, c);
+	}
+}
+
+static void
+ctl_event(struct bufferevent *bev, short what, void *arg)
+{
+	/* EOF or error: a half-sent request is simply dropped. */
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		ctl_client_free(arg);
+}
+
+static void
+ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,
+	   void *arg)
+{
+	struct ctl *ctl = arg;
+	struct ctl_client *c;
+
+	if (ctl->st.clients >= CTL_CLIENTS_MAX) {
+		static const char busy[] = "503 too many clients\n";
+
+		ctl->st.refused++;
+		if (write(fd, busy, sizeof(busy) - 1) < 0) {
+			/* the client goes away either way */
+		}
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->ctl = ctl;
+	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->bev) {
+		close(fd);
+		free(c);
+		return;
+	}
+	/* The write callback fires when the output is empty (low mark 0). */
+	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->next = ctl->clients;
+	if (c->next)
+		c->next->prev = c;
+	ctl->clients = c;
+	ctl->st.clients++;
+	ctl->st.connections++;
+}
+
+/* -EADDRINUSE if a daemon answers on path, else remove a stale socket. */
+static int
+ctl_unlink_stale(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int live;
+
+	if (fd < 0)
+		return -errno;
+	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
+	close(fd);
+	if (live)
+		return -EADDRINUSE;
+	if (unlink(sun->sun_path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+struct ctl *
+ctl_new(struct event_base *base, const char *path, unsigned mode, const char *group,
+	ctl_exec_cb exec, void *arg)
+{
+	struct sockaddr_un sun;
+	struct ctl *ctl;
+	char dir[sizeof(sun.sun_path)], *slash;
+	int err;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	strcpy(sun.sun_path, path);
+	/* The runtime directory, when systemd did not make it. */
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return NULL;
+	}
+	if ((err = ctl_unlink_stale(&sun)) < 0) {
+		errno = -err;
+		return NULL;
+	}
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return NULL;
+	ctl->base = base;
+	ctl->exec = exec;
+	ctl->arg = arg;
+	strcpy(ctl->path, path);
+	ctl->data = evbuffer_new();
+	if (!ctl->data)
+		goto fail;
+	ctl->lis = evconnlistener_new_bind(base, ctl_accept, ctl,
+					   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
+					   (struct sockaddr *)&sun, sizeof(sun));
+	if (!ctl->lis)
+		goto fail;
+	if (group && group[0]) {
+		struct group *gr;
+
+		errno = 0;
+		gr = getgrnam(group);
+
+		if (!gr) {
+			errno = errno ? errno : ENOENT;
+			goto fail_unlink;
+		}
+		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
+			goto fail_unlink;
+	}
+	if (chmod(path, mode) < 0)
+		goto fail_unlink;
+	return ctl;
+
+fail_unlink:
+	err = errno;
+	unlink(path);
+	errno = err;
+fail:
+	err = errno;
+	if (ctl->lis)
+		evconnlistener_free(ctl->lis);
+	if (ctl->data)
+		evbuffer_free(ctl->data);
+	free(ctl);
+	errno = err;
+	return NULL;
+}
+
+void
+ctl_free(struct ctl *ctl)
+{
+	if (!ctl)
+		return;
+	while (ctl->clients)
+		ctl_client_free(ctl->clients);
+	evconnlistener_free(ctl->lis);
+	unlink(ctl->path);
+	evbuffer_free(ctl->data);
+	free(ctl);
+}
+
+void
+ctl_stats(const struct ctl *ctl, struct ctl_stats *st)
+{
+	*st = ctl->st;
+}

@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# DOC: the whole daemon in a network namespace, without systemd. fibd
+# starts from a YAML file on a namespace holding a generated table
+# (DAEMON_ROUTES IPv4 + a fifth as many IPv6 routes, a multipath route,
+# a blackhole), becomes ready, and then:
+#   - `fibctl lookup -` of sampled addresses equals `ip route get` (one
+#     `ip -batch` process);
+#   - SIGHUP with a good file applies it; with a bad file (and `fibctl
+#     reload`) it keeps the old config and says why;
+#   - 100 concurrent fibctl clients all get their answer;
+#   - a client that disconnects mid-request and an oversize line leave the
+#     daemon serving (needs python3 for the raw socket, else skipped);
+#   - SIGTERM right after a restart, while the first dump is loading,
+#     exits within 1 s.
+# Exits 77 when not root.
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/integration/lib.sh"
+FIBCTL=${FIBCTL:-./daemon/fibctl}
+N=${DAEMON_ROUTES:-5000}
+
+nl_require
+[ -x "$FIBCTL" ] || nl_fail "fibctl not built at $FIBCTL"
+nl_ns daemon
+ip -n "$NS" addr add 10.0.0.1/24 dev v0
+ip -n "$NS" addr add 2001:db8:ffff::1/64 dev v0 nodad
+
+routes4=$(nl_routes_file gen4 4 "$N")
+"$FIBGEN" -6 -n $((N / 5)) -s 2 -o "$TMP/gen6.txt" || nl_fail "fibgen -6"
+routes6=$TMP/gen6.txt
+{
+	nl_batch_routes "$routes4" v0 10.0.0.2 ""
+	nl_batch_routes "$routes6" v0 "" 2001:db8:ffff::2
+	echo "route add 198.18.0.0/15 nexthop via 10.0.0.2 dev v0 weight 1 nexthop via 10.0.0.3 dev v0 weight 3"
+	echo "route add blackhole 198.51.100.0/24"
+} >"$TMP/batch"
+ip -n "$NS" -force -batch "$TMP/batch" 2>"$TMP/batch.err"
+n4=$(ip -n "$NS" -o -4 route show | wc -l)
+n6=$(ip -n "$NS" -o -6 route show | wc -l)
+echo "namespace: $n4 IPv4, $n6 IPv6 routes"
+
+sock=$TMP/ctl/fibd.sock
+ctl() { "$FIBCTL" -s "$sock" "$@"; }
+cat >"$TMP/good.yaml" <<EOT
+fib:
+  inflate_threshold: 60
+control:
+  socket: $sock
+  mode: "0600"
+log:
+  level: info
+EOT
+cp "$TMP/good.yaml" "$TMP/conf.yaml"
+
+wait_ready() {
+	local i=0
+	while ! ctl --json show summary 2>/dev/null | grep -q '"ready": true'; do
+		i=$((i + 1))
+		[ $i -le 300 ] || nl_fail "not ready after 30 s: $(cat "$TMP/fibd.log")"
+		kill -0 "$FIBD_PID" 2>/dev/null || nl_fail "fibd died: $(cat "$TMP/fibd.log")"
+		sleep 0.1
+	done
+}
+
+nl_fibd_start "$TMP/fibd.log" -c "$TMP/conf.yaml"
+wait_ready
+ctl --json show summary >"$TMP/summary.json"
+grep -q "\"routes_v4\": $n4," "$TMP/summary.json" || nl_fail "routes_v4: $(cat "$TMP/summary.json")"
+echo "ok: ready: $(cat "$TMP/summary.json")"
+[ "$(stat -c %a "$sock")" = 600 ] || nl_fail "socket mode $(stat -c %a "$sock"), expected 600"
+
+# Lookups against the kernel: inside routes, the multipath and the
+# blackhole, and some that match nothing.
+{
+	nl_sample "$routes4" 400 7
+	nl_sample "$routes6" 100 8
+	echo 198.18.3.4; echo 198.51.100.9; echo 10.0.0.77
+	echo 2001:db8:ffff::77; echo 2001:db8:1234::1; echo 255.255.255.254
+} >"$TMP/addrs"
+ctl lookup - <"$TMP/addrs" >"$TMP/lookup" || nl_fail "fibctl lookup failed"
+[ "$(wc -l <"$TMP/lookup")" = "$(wc -l <"$TMP/addrs")" ] || nl_fail "fibctl lookup: line count"
+grep -q '^198.18.3.4 198.18.0.0/15 unicast nexthop via 10.0.0.2 dev v0 weight 1 nexthop via 10.0.0.3 dev v0 weight 3$' "$TMP/lookup" ||
+	nl_fail "multipath answer: $(grep ^198.18.3.4 "$TMP/lookup")"
+grep -q '^198.51.100.9 198.51.100.0/24 blackhole$' "$TMP/lookup" || nl_fail "blackhole answer"
+nl_compare_get "$TMP/addrs" "$TMP/lookup" fibctl-lookup
+
+# Reload: a good file applies, a bad one is refused and changes nothing.
+sed 's/inflate_threshold: 60/inflate_threshold: 70/' "$TMP/good.yaml" >"$TMP/conf.yaml"
+kill -HUP "$FIBD_PID"
+for i in $(seq 50); do ctl show config | grep -q 'inflate_threshold: 70' && break; sleep 0.1; done
+ctl show config | grep -q 'inflate_threshold: 70' || nl_fail "SIGHUP did not apply the good file"
+grep -q 'reloaded .*changed fib' "$TMP/fibd.log" || nl_fail "no reload line in the log"
+printf 'fib:\n  inflate_threshold: 700\n  bogus: 1\n' >"$TMP/conf.yaml"
+kill -HUP "$FIBD_PID"
+for i in $(seq 50); do grep -q 'reload failed' "$TMP/fibd.log" && break; sleep 0.1; done
+grep -q "conf.yaml:2:22: fib.inflate_threshold: 700 is out of range" "$TMP/fibd.log" ||
+	nl_fail "bad file: no file:line:column error in the log"
+grep -q "conf.yaml:3:3: " "$TMP/fibd.log" || nl_fail "bad file: not every error logged"
+ctl show config | grep -q 'inflate_threshold: 70' || nl_fail "bad file changed the config"
+ctl reload >"$TMP/reload.out" 2>"$TMP/reload.err" && nl_fail "fibctl reload of a bad file exited 0"
+grep -q 'reload failed, old configuration kept' "$TMP/reload.err" || nl_fail "fibctl reload: $(cat "$TMP/reload.err")"
+kill -0 "$FIBD_PID" || nl_fail "fibd died on a bad reload"
+ctl --json show summary | grep -q '"reload_failures": 2' || nl_fail "reload_failures"
+echo "ok: reload good and bad"
+
+# 100 concurrent clients.
+pids=""
+for i in $(seq 100); do
+	if [ $((i % 2)) = 0 ]; then
+		ctl --json show summary >"$TMP/c.$i" 2>&1 &
+	else
+		ctl lookup - <"$TMP/addrs" >"$TMP/c.$i" 2>&1 &
+	fi
+	pids="$pids $!"
+done
+bad=0
+for p in $pids; do wait "$p" || bad=$((bad + 1)); done
+[ $bad = 0 ] || nl_fail "$bad of 100 concurrent clients failed"
+for i in $(seq 100); do
+	if [ $((i % 2)) = 0 ]; then
+		grep -q '"ready": true' "$TMP/c.$i" || nl_fail "client $i: $(cat "$TMP/c.$i")"
+	else
+		cmp -s "$TMP/c.$i" "$TMP/lookup" || nl_fail "client $i: lookups differ"
+	fi
+done
+echo "ok: 100 concurrent clients"
+
+# Raw protocol: a client gone mid-request, an oversize line.
+if command -v python3 >/dev/null && python3 -c 'import socket' 2>/dev/null; then
+	python3 - "$sock" <<'EOT' || nl_fail "raw protocol checks"
+import socket, sys
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    return s
+def answer(f):
+    out = []
+    while True:
+        l = f.readline()
+        if not l:
+            raise SystemExit("closed")
+        out.append(l)
+        if l[3:4] == " ":
+            return out
+s = conn(); s.sendall(b"lookup 10.0.0"); s.close()          # mid-request
+s = conn(); s.sendall(b"show routes\n"); s.close()          # left before the answer
+s = conn(); f = s.makefile("r")
+s.sendall(b"x" * 5000 + b"\nshow summary\n")
+a = answer(f)
+assert a[-1].startswith("413 "), a
+a = answer(f)
+assert a[-1] == "200 ok\n" and "200-ready true\n" in a, a
+s.sendall(b"lookup 10.0.0.5\n")
+a = answer(f)
+assert a == ["200-10.0.0.5 10.0.0.0/24 unicast dev v0\n", "200 ok\n"], a
+print("ok: raw protocol (mid-request disconnect, oversize line)")
+EOT
+else
+	echo "skip: raw protocol checks (no python3)"
+fi
+kill -0 "$FIBD_PID" || nl_fail "fibd died"
+ctl show summary >/dev/null || nl_fail "fibd stopped answering"
+
+# Stop: SIGTERM exits within 1 s, also while the first dump is loading.
+t0=$(date +%s%N)
+nl_fibd_stop
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "ok: SIGTERM when idle: exited in $ms ms"
+[ $ms -lt 1000 ] || nl_fail "exit took $ms ms"
+[ -e "$sock" ] && nl_fail "socket left behind"
+cp "$TMP/good.yaml" "$TMP/conf.yaml"
+nl_fibd_start "$TMP/fibd2.log" -c "$TMP/conf.yaml"
+for i in $(seq 200); do [ -S "$sock" ] && break; sleep 0.005; done
+t0=$(date +%s%N)
+nl_fibd_stop
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if grep -q 'ready:' "$TMP/fibd2.log"; then when="after ready"; else when="during the first dump"; fi
+echo "ok: SIGTERM $when: exited in $ms ms"
+[ $ms -lt 1000 ] || nl_fail "exit took $ms ms: $(cat "$TMP/fibd2.log")"
+grep -q 'signal 15: exiting' "$TMP/fibd2.log" || nl_fail "no clean exit: $(cat "$TMP/fibd2.log")"
+
+# Not running: a clear error.
+"$FIBCTL" -s "$sock" show summary 2>"$TMP/err" && nl_fail "fibctl without daemon exited 0"
+grep -q 'is fibd running' "$TMP/err" || nl_fail "fibctl error: $(cat "$TMP/err")"
+echo "ok: daemon_basic"
