@@ -14,6 +14,9 @@
  *     the generation may move: it moves around every call), after a success what a FIB that never saw a
  *     failure holds: a failed optional allocation (a resize, the root
  *     fallbacks) may be absorbed, a needed one may not;
+ *   - a failed call leaks no pool object: live pool bytes (counted by
+ *     wrapping pool_alloc and pool_free) minus those retired and pending
+ *     are where they were;
  *   - fib_check finds the trie consistent;
  *   - single and batch lookups of addresses in and around the routes
  *     answer as the reference FIB does.
@@ -52,6 +55,8 @@
 struct pool;
 void *__real_pool_alloc(struct pool *p, size_t size);
 void *__wrap_pool_alloc(struct pool *p, size_t size);
+void __real_pool_free(struct pool *p, void *obj, size_t size);
+void __wrap_pool_free(struct pool *p, void *obj, size_t size);
 void *__real_malloc(size_t size);
 void *__wrap_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -60,12 +65,42 @@ void *__real_realloc(void *p, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 
 static unsigned long pool_allocs;
+/* Bytes of pool objects alive in all FIBs: a failed call that leaves it
+ * higher (after reclamation) leaked. Freed by the call_rcu thread too. */
+static long pool_live;
 
 void *
 __wrap_pool_alloc(struct pool *p, size_t size)
 {
+	void *obj = __real_pool_alloc(p, size);
+
 	pool_allocs++;
-	return __real_pool_alloc(p, size);
+	if (obj)
+		__atomic_add_fetch(&pool_live, (long)size, __ATOMIC_RELAXED);
+	return obj;
+}
+
+void
+__wrap_pool_free(struct pool *p, void *obj, size_t size)
+{
+	if (obj)
+		__atomic_sub_fetch(&pool_live, (long)size, __ATOMIC_RELAXED);
+	__real_pool_free(p, obj, size);
+}
+
+/*
+ * Pool bytes in use by the trie and attribute sets: alive minus retired
+ * and not yet freed. With synchronous reclamation nothing is freed behind
+ * the writer's back, so a call that changed nothing leaves it where it
+ * was. (Settling with grace periods instead costs milliseconds a call.)
+ */
+static long
+pool_used(const struct fib *fib)
+{
+	struct fib_stats st;
+
+	fib_stats(fib, &st);
+	return __atomic_load_n(&pool_live, __ATOMIC_RELAXED) - (long)st.reclaim.bytes_pending;
 }
 
 /*
@@ -398,6 +433,7 @@ fault_op(struct ctx *c, const char *what, const struct op *op, unsigned lookups)
 			ctx_rebuild(c); /* the pool pass ended in the after state */
 		for (c->k = 1;; c->k++) {
 			unsigned long count;
+			long used = pool_used(c->fib);
 			int hit, err = attempt(c, op, heap, &hit, &count);
 			char *now;
 
@@ -410,6 +446,11 @@ fault_op(struct ctx *c, const char *what, const struct op *op, unsigned lookups)
 				c->failed++;
 				if (strcmp(now, before) != 0)
 					same_text(c, c->before, heap ? "previous (heap failure)" : "previous");
+				ck_assert_msg(c->params.reclaim_mode != FIB_RECLAIM_SYNC ||
+						      pool_used(c->fib) == used,
+					      "%s, %s allocation %lu failing: the failed call leaked %ld "
+					      "bytes of pool objects",
+					      what, heap ? "heap" : "pool", c->k, pool_used(c->fib) - used);
 				free(now);
 				same_lookups(c, c->before, lookups);
 				continue;

@@ -2,8 +2,9 @@
 # Fault injection: libfib with its kth allocation failing, for every k, in
 # every update (tests/fault/fib_fault_test.c). The test compiles its own
 # copy of fib/ with FIB_FAULT_INJECTION, so it runs in every `make check`,
-# not only in --enable-fault-injection builds. pool_alloc is wrapped at
-# link time to count allocations, malloc/calloc/realloc to fail them too.
+# not only in --enable-fault-injection builds. pool_alloc and pool_free
+# are wrapped at link time to count allocations and live bytes (leaks),
+# malloc/calloc/realloc to fail the heap allocations too.
 check_PROGRAMS += tests/fault/fib_fault_test
 TESTS += tests/fault/fib_fault_test
 tests_fault_fib_fault_test_SOURCES = \
@@ -13,6 +14,6 @@ tests_fault_fib_fault_test_SOURCES = \
 	$(fib_libfib_la_SOURCES)
 tests_fault_fib_fault_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_FAULT_INJECTION
 tests_fault_fib_fault_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
-tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc \
+tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc -Wl,--wrap=pool_free \
 	-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 tests_fault_fib_fault_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
