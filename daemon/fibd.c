@@ -51,6 +51,7 @@
 #include "daemon/ctl.h"
 #include "daemon/ingest.h"
 #include "daemon/log.h"
+#include "daemon/lookup.h"
 
 #ifndef FIBD_CONF
 #define FIBD_CONF "/etc/fibd/fibd.yaml"
@@ -80,6 +81,7 @@ struct fibd {
 	struct fib *fib;
 	struct ingest *ing;
 	struct ctl *ctl;
+	struct lookup *lookup; /* NULL: lookup.threads is 0 */
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
 	struct event *watchdog, *status;
 	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
@@ -622,8 +624,10 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 			}
 		}
 	}
-	if (changed & (CONF_CACHE | CONF_LOOKUP | CONF_METRICS))
-		log_info("cache, lookup and metrics settings are not used by this build");
+	if (changed & CONF_LOOKUP)
+		log_warnx("lookup settings changed: restart fibd to apply");
+	if (changed & (CONF_CACHE | CONF_METRICS))
+		log_info("cache and metrics settings are not used by this build");
 }
 
 /* Parse the whole file again; on errors keep the old conf. Error lines
@@ -708,6 +712,13 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
 	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
 	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
+	if (d->lookup) {
+		struct lookup_stats ls;
+
+		lookup_stats(d->lookup, &ls);
+		evbuffer_add_printf(out, "lookup_requests %llu\n", (unsigned long long)ls.requests);
+		evbuffer_add_printf(out, "lookup_addresses %llu\n", (unsigned long long)ls.addresses);
+	}
 	evbuffer_add_printf(out, "cache %s\n", "unavailable");
 }
 
@@ -934,6 +945,8 @@ fibd_ready(struct ingest *ing, void *arg)
 		 "event-loop stall %.1f ms", st.dump_seconds, st.ingest_seconds - st.dump_seconds,
 		 d->probe_max * 1e3);
 	fibd_status(d);
+	if (d->lookup)
+		lookup_set_ready(d->lookup, 1);
 	sd_notify(0, "READY=1");
 	if (d->opts.dump_file || d->opts.lookup_in || d->opts.once) {
 		d->writing = 1;
@@ -1030,6 +1043,13 @@ main(int argc, char **argv)
 	d.ctl = fibd_ctl_new(&d, d.conf);
 	if (!d.ctl)
 		fatalx("cannot open the control socket");
+	if (d.conf->lookup.threads) {
+		d.lookup = lookup_new(d.fib, d.conf->lookup.socket, d.conf->control.mode,
+				      d.conf->control.group, d.conf->lookup.threads,
+				      fibd_lookup_table(&d));
+		if (!d.lookup)
+			fatal("lookup socket %s", d.conf->lookup.socket);
+	}
 	d.sig_term = fibd_signal_new(&d, SIGTERM);
 	d.sig_int = fibd_signal_new(&d, SIGINT);
 	d.sig_usr1 = fibd_signal_new(&d, SIGUSR1);
@@ -1059,6 +1079,7 @@ main(int argc, char **argv)
 	t_stop = fibd_now();
 	fibd_log_stats(&d);
 	ctl_free(d.ctl);
+	lookup_free(d.lookup);
 	event_free(d.sig_term);
 	event_free(d.sig_int);
 	event_free(d.sig_usr1);

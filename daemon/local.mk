@@ -6,12 +6,15 @@ daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
 	daemon/ingest.c \
-	daemon/ctl.c
+	daemon/ctl.c \
+	daemon/lookup.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
 	daemon/ingest.h \
-	daemon/ctl.h
+	daemon/ctl.h \
+	daemon/lookup.h \
+	daemon/lookup_proto.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
@@ -25,6 +28,10 @@ daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la fib/libfib.la \
 bin_PROGRAMS += daemon/fibctl
 daemon_fibctl_SOURCES = daemon/fibctl.c
 daemon_fibctl_CPPFLAGS = $(AM_CPPFLAGS) -DFIBCTL_SOCKET='"/run/fibd/fibd.sock"'
+
+# Example client of the batch lookup service, and its benchmark mode.
+noinst_PROGRAMS += examples/fibl
+examples_fibl_SOURCES = examples/fibl.c
 
 # Control protocol: the line parser and the server over a real socket.
 check_PROGRAMS += tests/unit/ctl_test

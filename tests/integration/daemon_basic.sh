@@ -9,6 +9,7 @@
 #     `ip -batch` process);
 #   - SIGHUP with a good file applies it; with a bad file (and `fibctl
 #     reload`) it keeps the old config and says why;
+#   - the batch lookup service (examples/fibl) answers the same;
 #   - 100 concurrent fibctl clients all get their answer;
 #   - a client that disconnects mid-request and an oversize line leave the
 #     daemon serving (needs python3 for the raw socket, else skipped);
@@ -48,6 +49,9 @@ fib:
 control:
   socket: $sock
   mode: "0600"
+lookup:
+  threads: 2
+  socket: $TMP/ctl/lookup.sock
 log:
   level: info
 EOT
@@ -84,6 +88,16 @@ grep -q '^198.18.3.4 198.18.0.0/15 unicast nexthop via 10.0.0.2 dev v0 weight 1 
 	nl_fail "multipath answer: $(grep ^198.18.3.4 "$TMP/lookup")"
 grep -q '^198.51.100.9 198.51.100.0/24 blackhole$' "$TMP/lookup" || nl_fail "blackhole answer"
 nl_compare_get "$TMP/addrs" "$TMP/lookup" fibctl-lookup
+
+# The batch lookup service (SOCK_SEQPACKET) gives the same answers.
+FIBL=${FIBL:-./examples/fibl}
+if [ -x "$FIBL" ]; then
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" - <"$TMP/addrs" | sort >"$TMP/fibl" ||
+		nl_fail "fibl failed"
+	sort "$TMP/lookup" | cmp -s - "$TMP/fibl" || { sort "$TMP/lookup" | diff - "$TMP/fibl" | head; nl_fail "fibl answers differ from fibctl lookup"; }
+	ctl --json show summary | grep -q '"lookup_addresses": [1-9]' || nl_fail "lookup_addresses not counted"
+	echo "ok: lookup service: $(wc -l <"$TMP/fibl") answers equal to fibctl lookup"
+fi
 
 # Reload: a good file applies, a bad one is refused and changes nothing.
 sed 's/inflate_threshold: 60/inflate_threshold: 70/' "$TMP/good.yaml" >"$TMP/conf.yaml"

@@ -61,7 +61,7 @@ nl_fibd_start() {
 	case " $* " in
 	*" -c "*) ;;
 	*)
-		[ -e "$TMP/fibd.yaml" ] || printf 'control:\n  socket: %s\n' "$FIBD_SOCK" >"$TMP/fibd.yaml"
+		[ -e "$TMP/fibd.yaml" ] || printf 'control:\n  socket: %s\nlookup:\n  socket: %s\n' "$FIBD_SOCK" "$TMP/lookup.sock" >"$TMP/fibd.yaml"
 		conf="-c $TMP/fibd.yaml" ;;
 	esac
 	# shellcheck disable=SC2086

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: lookup implementation
+ *
+ * Each thread owns its pollfd array, its request and answer buffers and
+ * its counters (written by it alone, read relaxed by lookup_stats), so the
+ * threads share nothing but the read-only FIB and the listening socket.
+ * IPv4 batches use fib_lookup4_batch_rcu (independent lookups overlap
+ * their memory accesses); the whole answer is built inside one read-side
+ * section, since results point into the FIB only until fib_read_unlock().
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fib/fib.h"
+#include "daemon/lookup.h"
+#include "daemon/lookup_proto.h"
+
+struct lookup_thread {
+	struct lookup *l;
+	pthread_t tid;
+	int started;
+	struct pollfd pfd[2 + LOOKUP_THREAD_CLIENTS]; /* listen, efd, clients */
+	unsigned nclients;
+	uint64_t req_buf[LOOKUP_REQ_MAX / 8 + 1];
+	uint64_t resp_buf[LOOKUP_RESP_MAX / 8 + 1];
+	uint32_t a4[LOOKUP_BATCH_MAX];
+	struct fib_result res[LOOKUP_BATCH_MAX];
+	struct lookup_stats st;
+};
+
+struct lookup {
+	struct fib *fib;
+	int lfd, efd;
+	uint32_t table;
+	int ready;
+	unsigned nthreads;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct lookup_thread *t;
+};
+
+/* Build the answer to one request; returns its length. */
+static size_t
+lookup_answer(struct lookup_thread *t, size_t len)
+{
+	const struct lookup_req *q = (const struct lookup_req *)t->req_buf;
+	struct lookup_resp *r = (struct lookup_resp *)t->resp_buf;
+	struct lookup_result *res = (struct lookup_result *)(r + 1);
+	struct lookup_nh *nh;
+	const uint8_t *addr = (const uint8_t *)(q + 1);
+	size_t alen;
+	uint32_t table, nh_total = 0;
+	unsigned n;
+
+	memset(r, 0, sizeof(*r));
+	r->magic = LOOKUP_MAGIC;
+	r->version = LOOKUP_VERSION;
+	if (len < sizeof(*q) || q->magic != LOOKUP_MAGIC || q->version != LOOKUP_VERSION) {
+		r->status = EPROTONOSUPPORT;
+		return sizeof(*r);
+	}
+	r->id = q->id;
+	r->family = q->family;
+	if (q->family != AF_INET && q->family != AF_INET6) {
+		r->status = EAFNOSUPPORT;
+		return sizeof(*r);
+	}
+	alen = q->family == AF_INET ? 4 : 16;
+	n = q->count;
+	if (n == 0 || n > LOOKUP_BATCH_MAX || len != sizeof(*q) + n * alen) {
+		r->status = EINVAL;
+		return sizeof(*r);
+	}
+	table = q->table ? q->table : t->l->table;
+	nh = (struct lookup_nh *)(res + n);
+	if (q->family == AF_INET)
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t a;
+
+			memcpy(&a, addr + 4 * i, 4);
+			t->a4[i] = ntohl(a);
+		}
+	fib_read_lock();
+	if (q->family == AF_INET)
+		fib_lookup4_batch_rcu(t->l->fib, table, t->a4, t->res, n);
+	else
+		fib_lookup6_batch_rcu(t->l->fib, table, (const uint8_t (*)[16])addr, t->res, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct fib_match m;
+		struct lookup_result *o = &res[i];
+
+		memset(o, 0, sizeof(*o));
+		if (fib_result_get(&t->res[i], &m) != 0)
+			continue;
+		o->type = m.type;
+		o->plen = m.plen;
+		o->table = m.table;
+		o->priority = m.info->priority;
+		memcpy(o->prefix, m.prefix.b, 16);
+		o->nh_first = nh_total;
+		for (unsigned k = 0; k < m.info->nh_count; k++) {
+			const struct fib_nh *s = &m.info->nh[k];
+			struct lookup_nh *d = &nh[nh_total];
+
+			if (k == LOOKUP_NH_MAX) {
+				o->flags |= LOOKUP_R_NH_CUT;
+				break;
+			}
+			d->ifindex = s->ifindex;
+			d->gw_family = s->gw_family;
+			d->flags = s->flags;
+			d->weight = s->weight;
+			memcpy(d->gw, s->gw.b, 16);
+			nh_total++;
+			o->nh_count++;
+		}
+	}
+	r->generation = fib_generation(t->l->fib);
+	fib_read_unlock();
+	r->count = (uint16_t)n;
+	r->nh_total = nh_total;
+	r->flags = __atomic_load_n(&t->l->ready, __ATOMIC_RELAXED) ? LOOKUP_F_READY : 0;
+	__atomic_fetch_add(&t->st.addresses, n, __ATOMIC_RELAXED);
+	return sizeof(*r) + n * sizeof(*res) + nh_total * sizeof(*nh);
+}
+
+static void
+lookup_drop(struct lookup_thread *t, unsigned i)
+{
+	close(t->pfd[i].fd);
+	t->pfd[i] = t->pfd[2 + t->nclients - 1];
+	t->nclients--;
+}
+
+static void *
+lookup_thread_main(void *arg)
+{
+	struct lookup_thread *t = arg;
+
+	fib_thread_online();
+	for (;;) {
+		int n;
+
+		/* Full: leave new clients to the other threads. */
+		t->pfd[0].events = t->nclients < LOOKUP_THREAD_CLIENTS ? POLLIN : 0;
+		n = poll(t->pfd, 2 + t->nclients, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || t->pfd[1].revents)
+			break;
+		if ((t->pfd[0].revents & POLLIN) && t->nclients < LOOKUP_THREAD_CLIENTS) {
+			int fd = accept4(t->l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+			if (fd >= 0) {
+				t->pfd[2 + t->nclients].fd = fd;
+				t->pfd[2 + t->nclients].events = POLLIN;
+				t->pfd[2 + t->nclients].revents = 0;
+				t->nclients++;
+				__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
+			}
+		}
+		for (unsigned i = 2; i < 2 + t->nclients; i++) {
+			ssize_t len, out;
+
+			if (!t->pfd[i].revents)
+				continue;
+			len = recv(t->pfd[i].fd, t->req_buf, sizeof(t->req_buf), MSG_DONTWAIT);
+			if (len < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (len <= 0) {
+				lookup_drop(t, i--);
+				continue;
+			}
+			out = (ssize_t)lookup_answer(t, (size_t)len);
+			__atomic_fetch_add(&t->st.requests, 1, __ATOMIC_RELAXED);
+			if (((struct lookup_resp *)t->resp_buf)->status)
+				__atomic_fetch_add(&t->st.errors, 1, __ATOMIC_RELAXED);
+			if (send(t->pfd[i].fd, t->resp_buf, (size_t)out, MSG_DONTWAIT | MSG_NOSIGNAL) != out) {
+				if (errno == EAGAIN)
+					__atomic_fetch_add(&t->st.dropped, 1, __ATOMIC_RELAXED);
+				lookup_drop(t, i--);
+			}
+		}
+	}
+	fib_thread_offline();
+	return NULL;
+}
+
+static int
+lookup_listen(struct lookup *l, const char *path, unsigned mode, const char *group)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	/* A live daemon answers: refuse; a stale socket: replace. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	l->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->lfd < 0)
+		return -errno;
+	if (bind(l->lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(l->lfd, 128) < 0)
+		return -errno;
+	strcpy(l->path, path);
+	if (group && group[0]) {
+		struct group *gr;
+
+		errno = 0;
+		gr = getgrnam(group);
+		if (!gr)
+			return errno ? -errno : -ENOENT;
+		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
+			return -errno;
+	}
+	if (chmod(path, mode) < 0)
+		return -errno;
+	return 0;
+}
+
+struct lookup *
+lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
+	   unsigned threads, uint32_t table)
+{
+	struct lookup *l;
+	int err;
+
+	if (threads == 0 || threads > LOOKUP_THREADS_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->fib = fib;
+	l->table = table;
+	l->lfd = -1;
+	l->efd = eventfd(0, EFD_CLOEXEC);
+	if (l->efd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if ((err = lookup_listen(l, path, mode, group)) < 0)
+		goto fail;
+	l->t = calloc(threads, sizeof(*l->t));
+	if (!l->t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		struct lookup_thread *t = &l->t[i];
+
+		t->l = l;
+		t->pfd[0].fd = l->lfd;
+		t->pfd[0].events = POLLIN;
+		t->pfd[1].fd = l->efd;
+		t->pfd[1].events = POLLIN;
+		if ((err = -pthread_create(&t->tid, NULL, lookup_thread_main, t)) < 0)
+			goto fail;
+		t->started = 1;
+		l->nthreads++;
+	}
+	return l;
+fail:
+	lookup_free(l);
+	errno = -err;
+	return NULL;
+}
+
+void
+lookup_free(struct lookup *l)
+{
+	uint64_t one = 1;
+
+	if (!l)
+		return;
+	if (l->efd >= 0 && write(l->efd, &one, sizeof(one)) < 0) {
+		/* an eventfd write fails only on overflow: the threads wake anyway */
+	}
+	for (unsigned i = 0; i < l->nthreads; i++)
+		if (l->t[i].started) {
+			pthread_join(l->t[i].tid, NULL);
+			for (unsigned k = 0; k < l->t[i].nclients; k++)
+				close(l->t[i].pfd[2 + k].fd);
+		}
+	free(l->t);
+	if (l->lfd >= 0) {
+		close(l->lfd);
+		if (l->path[0])
+			unlink(l->path);
+	}
+	if (l->efd >= 0)
+		close(l->efd);
+	free(l);
+}
+
+void
+lookup_set_ready(struct lookup *l, int ready)
+{
+	__atomic_store_n(&l->ready, ready, __ATOMIC_RELAXED);
+}
+
+void
+lookup_stats(const struct lookup *l, struct lookup_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned i = 0; i < l->nthreads; i++) {
+		const struct lookup_stats *s = &l->t[i].st;
+
+		st->requests += __atomic_load_n(&s->requests, __ATOMIC_RELAXED);
+		st->addresses += __atomic_load_n(&s->addresses, __ATOMIC_RELAXED);
+		st->errors += __atomic_load_n(&s->errors, __ATOMIC_RELAXED);
+		st->clients += __atomic_load_n(&s->clients, __ATOMIC_RELAXED);
+		st->dropped += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: lookup, the batch lookup service of fibd
+ *
+ * A SOCK_SEQPACKET UNIX socket served by N lookup threads, each an RCU
+ * reader of the FIB (fib_thread_online). The protocol and the client API
+ * are in daemon/lookup_proto.h. Every thread polls the listening socket
+ * (non-blocking accept: whichever thread wins takes the client), its own
+ * clients (at most LOOKUP_THREAD_CLIENTS) and an eventfd that lookup_free
+ * uses to stop it. A request is answered with one send; a client whose
+ * socket is full (it sent requests without reading the answers) is
+ * disconnected rather than blocking the thread.
+ *
+ *   listen fd ──accept──> thread k: poll(listen, efd, clients...)
+ *                              recv -> fib_lookup{4,6}_batch_rcu -> send
+ */
+#ifndef DAEMON_LOOKUP_H
+#define DAEMON_LOOKUP_H
+
+#include <stdint.h>
+
+struct fib;
+struct lookup;
+
+#define LOOKUP_THREADS_MAX 64
+#define LOOKUP_THREAD_CLIENTS 256
+
+/*
+ * Listen on path (a stale socket is replaced, a live one is EADDRINUSE),
+ * chmod mode, chown group ("" keeps it) and start threads readers. table
+ * answers requests with table 0. NULL with errno set. Context: main thread.
+ */
+struct lookup *lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
+			  unsigned threads, uint32_t table);
+/* Stop and join the threads, close every socket, unlink the path.
+ * Context: main thread, before fib_free. */
+void lookup_free(struct lookup *l);
+/* Answers carry LOOKUP_F_READY from now on. Context: any. */
+void lookup_set_ready(struct lookup *l, int ready);
+
+struct lookup_stats {
+	uint64_t requests;
+	uint64_t addresses;
+	uint64_t errors;
+	uint64_t clients;  /* accepted, total */
+	uint64_t dropped;  /* disconnected: socket full */
+};
+/* Sums over the threads (relaxed reads). Context: any. */
+void lookup_stats(const struct lookup *l, struct lookup_stats *st);
+
+#endif
