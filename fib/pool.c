@@ -120,14 +120,13 @@ pool_map_huge(size_t len)
 	return a;
 }
 
+/* Pages, not huge pages: a root node of 2^18 children is 2 MiB plus its
+ * header, and rounding that to 4 MiB would waste 2 MiB. The mapping is
+ * still 2 MiB-aligned, so all but its last few pages are huge. */
 static size_t
 pool_big_len(size_t csize)
 {
-	size_t len = sizeof(struct pool_big) + csize;
-
-	if (len >= POOL_BIG_HUGE)
-		return (len + POOL_SUPER - 1) & ~(size_t)(POOL_SUPER - 1);
-	return (len + 4095) & ~(size_t)4095;
+	return (sizeof(struct pool_big) + csize + 4095) & ~(size_t)4095;
 }
 
 static void
