@@ -2,7 +2,8 @@
 /*
  * DOC: fibbench, libfib build and lookup benchmark (DESIGN.md contract)
  *
- *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N]
+ *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N | --zipf FLOWS]
+ *            [--lookups N] [--cache] [--all-miss]
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
  *            [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
@@ -30,11 +31,32 @@
  *
  * --dpdk (when built with libdpdk) then builds DPDK rte_fib from the same
  * routes and times its bulk-64 lookups on the same trace (see peer.c),
- * reporting both sets of figures and their ratios. --cache, --zipf and
- * --all-miss belong to the flow cache and are not supported yet (exit 2).
+ * reporting both sets of figures and their ratios.
+ *
+ * Flow cache (cache/flow.h). A flow is (destination, source); --zipf FLOWS
+ * makes a trace of --lookups N (4M) draws from FLOWS distinct flows with a
+ * Zipf(1.0) law (trace_zipf's routed destinations, each with a source
+ * fixed by a seeded hash of the destination); --all-miss gives every
+ * lookup a new random source, drawn again before every cached pass, so
+ * that no flow is ever seen twice (destinations from the trace chosen,
+ * routed by default). Other traces get the hashed source: one flow per
+ * destination. With --cache each mode is timed twice in alternate passes
+ * over the same trace, the plain FIB lookup (fib_lookup_*) and the lookup
+ * through the cache (flow_lookup_*: flow_lookup4_rcu, flow_lookup_rcu or,
+ * with --batch K, flow_lookup_batch_rcu K keys at a time, key building
+ * included), so load changes of a shared machine hit both; the cache and
+ * its expiry worker live over all passes (warm between the runs, the
+ * steady state of a daemon). Both result arrays are checksummed after the
+ * runs and must agree (a cached answer is the FIB's route). The headline
+ * figures are the cached ones; the JSON adds the cache counters over all
+ * cached passes (hits, misses = lookups - hits, bypassed lookups included,
+ * evictions = chain + pressure) and ratio_cached_uncached, the cached
+ * lookup rate over the uncached one (> 1: the cache is faster), by wall
+ * time and (_cpu) by the threads' CPU time, which a loaded machine's lost
+ * time slices do not inflate (it still counts cache interference).
  *
  * Exit status: 0, 1 on errors, 2 on usage, 3 when the checksums of libfib
- * and rte_fib (or of single and batch) disagree.
+ * and rte_fib (or of single and batch, or of cached and uncached) disagree.
  */
 #include "config.h"
 
@@ -49,7 +71,9 @@
 
 #include <arpa/inet.h>
 
+#include "cache/flow.h"
 #include "fib/fib.h"
+#include "tests/util/rng.h"
 #include "tests/util/routes.h"
 #include "tests/util/tablegen.h"
 #include "tests/util/trace.h"
@@ -61,27 +85,44 @@
 
 struct bench_opts {
 	const char *routes, *trace, *save_trace;
-	size_t uniform, routed, gen;
+	size_t uniform, routed, gen, zipf, lookups;
 	int gen6;
 	uint64_t seed;
 	size_t batch;
-	int threads, runs, json, both, dpdk, verify;
+	int threads, runs, json, both, dpdk, verify, cache, all_miss;
+};
+
+/* Flow sources, parallel to the trace (the cache's flows are dst, src). */
+struct bench_src {
+	uint32_t *s4;      /* AF_INET, host order */
+	uint8_t (*s6)[16]; /* AF_INET6 */
+	struct rng r;      /* --all-miss: fresh sources for every pass */
+};
+
+/* What one pass looks up: fc NULL for the plain FIB. */
+struct bench_job {
+	const struct fib *fib;
+	struct flow_cache *fc;
+	const struct trace *t;
+	const struct bench_src *src;
+	struct fib_result *res;
+	size_t batch;
 };
 
 struct bench_run {
 	double best_s;
+	double best_cpu_s; /* thread CPU time of a pass (all threads), best of the runs */
 	uint64_t checksum;
 	size_t matched, unmapped;
 };
 
 struct bench_thread {
 	pthread_t tid;
-	const struct fib *fib;
-	const struct trace *t;
-	struct fib_result *res;
-	size_t lo, hi, batch;
+	const struct bench_job *job;
+	struct flow_key *keys;
+	size_t lo, hi;
 	pthread_barrier_t *start;
-	double t0, t1;
+	double t0, t1, cpu;
 };
 
 static double
@@ -90,6 +131,16 @@ bench_now(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* CPU time of the calling thread: blind to time slices lost on a loaded machine. */
+static double
+bench_cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -112,7 +163,8 @@ static void
 bench_usage(void)
 {
 	fprintf(stderr,
-		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N]\n"
+		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N |\n"
+		"                --zipf FLOWS] [--lookups N] [--cache] [--all-miss]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
 		"                [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]\n"
 		"       fibbench --gen N [--gen6] ...\n"
@@ -120,10 +172,10 @@ bench_usage(void)
 	exit(2);
 }
 
-/* Look up t[lo, hi) into res[lo, hi). Context: reader thread, online. */
+/* Look up t[lo, hi) in the FIB into res[lo, hi). Context: reader thread, online. */
 static void
-bench_lookup(const struct fib *fib, const struct trace *t, struct fib_result *res, size_t lo,
-	     size_t hi, size_t batch)
+bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result *res,
+		 size_t lo, size_t hi, size_t batch)
 {
 	size_t step = batch > 1 ? batch : BENCH_CHUNK;
 
@@ -148,6 +200,56 @@ bench_lookup(const struct fib *fib, const struct trace *t, struct fib_result *re
 	}
 }
 
+/*
+ * The same through the flow cache; keys holds batch keys (batch > 1). The
+ * keys are built inside the timed loop, as a datapath builds them from
+ * packets. Context: reader thread, online.
+ */
+static void
+bench_lookup_cache(struct flow_cache *fc, const struct fib *fib, const struct trace *t,
+		   const struct bench_src *src, struct fib_result *res, size_t lo, size_t hi,
+		   size_t batch, struct flow_key *keys)
+{
+	size_t step = batch > 1 ? batch : BENCH_CHUNK;
+
+	for (size_t i = lo; i < hi; i += step) {
+		size_t k = hi - i < step ? hi - i : step;
+
+		fib_read_lock();
+		if (batch > 1) {
+			for (size_t j = 0; j < k; j++)
+				if (t->a4)
+					flow_key_set4(&keys[j], ROUTES_TABLE, t->a4[i + j],
+						      src->s4[i + j], 0, 0);
+				else
+					flow_key_set6(&keys[j], ROUTES_TABLE, t->a6[i + j],
+						      src->s6[i + j], 0, 0);
+			flow_lookup_batch_rcu(fc, fib, keys, &res[i], k);
+		} else if (t->a4) {
+			for (size_t j = i; j < i + k; j++)
+				flow_lookup4_rcu(fc, fib, ROUTES_TABLE, t->a4[j], src->s4[j], 0,
+						 &res[j]);
+		} else {
+			for (size_t j = i; j < i + k; j++) {
+				struct flow_key key;
+
+				flow_key_set6(&key, ROUTES_TABLE, t->a6[j], src->s6[j], 0, 0);
+				flow_lookup_rcu(fc, fib, &key, &res[j]);
+			}
+		}
+		fib_read_unlock();
+	}
+}
+
+static void
+bench_lookup(const struct bench_job *j, size_t lo, size_t hi, struct flow_key *keys)
+{
+	if (j->fc)
+		bench_lookup_cache(j->fc, j->fib, j->t, j->src, j->res, lo, hi, j->batch, keys);
+	else
+		bench_lookup_fib(j->fib, j->t, j->res, lo, hi, j->batch);
+}
+
 static void *
 bench_thread_main(void *arg)
 {
@@ -155,35 +257,47 @@ bench_thread_main(void *arg)
 
 	fib_thread_online();
 	pthread_barrier_wait(th->start);
+	th->cpu = bench_cpu();
 	th->t0 = bench_now();
-	bench_lookup(th->fib, th->t, th->res, th->lo, th->hi, th->batch);
+	bench_lookup(th->job, th->lo, th->hi, th->keys);
 	th->t1 = bench_now();
+	th->cpu = bench_cpu() - th->cpu;
 	fib_thread_offline();
 	return NULL;
 }
 
-/* One timed pass over the trace; returns the wall time. */
+/* One timed pass over the trace; returns the wall time, *cpu the CPU time. */
 static double
-bench_pass(const struct fib *fib, const struct trace *t, struct fib_result *res, size_t batch,
-	   int threads)
+bench_pass(const struct bench_job *job, int threads, double *cpu)
 {
 	struct bench_thread th[threads];
 	pthread_barrier_t start;
 	double t0 = 1e30, t1 = 0;
+	size_t nkeys = job->fc && job->batch > 1 ? job->batch : 1;
 
+	for (int i = 0; i < threads; i++) {
+		th[i].keys = malloc(nkeys * sizeof(*th[i].keys));
+		if (!th[i].keys) {
+			fprintf(stderr, "fibbench: out of memory\n");
+			exit(1);
+		}
+		memset(th[i].keys, 0, nkeys * sizeof(*th[i].keys));
+	}
+	*cpu = 0;
 	if (threads == 1) {
+		*cpu = bench_cpu();
 		t0 = bench_now();
-		bench_lookup(fib, t, res, 0, t->n, batch);
-		return bench_now() - t0;
+		bench_lookup(job, 0, job->t->n, th[0].keys);
+		t1 = bench_now();
+		*cpu = bench_cpu() - *cpu;
+		free(th[0].keys);
+		return t1 - t0;
 	}
 	pthread_barrier_init(&start, NULL, threads);
 	for (int i = 0; i < threads; i++) {
-		th[i].fib = fib;
-		th[i].t = t;
-		th[i].res = res;
-		th[i].lo = t->n * i / threads;
-		th[i].hi = t->n * (i + 1) / threads;
-		th[i].batch = batch;
+		th[i].job = job;
+		th[i].lo = job->t->n * i / threads;
+		th[i].hi = job->t->n * (i + 1) / threads;
 		th[i].start = &start;
 		if (pthread_create(&th[i].tid, NULL, bench_thread_main, &th[i])) {
 			fprintf(stderr, "fibbench: pthread_create failed\n");
@@ -196,6 +310,8 @@ bench_pass(const struct fib *fib, const struct trace *t, struct fib_result *res,
 			t0 = th[i].t0;
 		if (th[i].t1 > t1)
 			t1 = th[i].t1;
+		*cpu += th[i].cpu;
+		free(th[i].keys);
 	}
 	pthread_barrier_destroy(&start);
 	return t1 - t0;
@@ -292,25 +408,128 @@ bench_verify(const struct routes_index *ix, const struct routes *rt, const struc
 	return sum;
 }
 
-static int
-bench_time(const struct fib *fib, const struct routes_index *ix, const struct routes *rt,
-	   const struct trace *t, size_t batch, const struct bench_opts *o, struct bench_run *run)
+/* A source fixed by the destination: a seeded hash (one flow per destination). */
+static uint64_t
+bench_src_mix(uint64_t seed, uint64_t x)
 {
-	struct fib_result *res = malloc((t->n ? t->n : 1) * sizeof(*res));
+	uint64_t z = seed ^ x;
 
-	if (!res)
+	return rng_splitmix64(&z);
+}
+
+/*
+ * Sources for the trace: hashed from the destinations, or left for
+ * bench_src_draw (--all-miss). Returns 0 or -ENOMEM.
+ */
+static int
+bench_src_init(struct bench_src *src, const struct trace *t, uint64_t seed, int all_miss)
+{
+	size_t n = t->n ? t->n : 1;
+
+	memset(src, 0, sizeof(*src));
+	rng_seed(&src->r, seed ^ 0xa11b155ULL);
+	if (t->a4)
+		src->s4 = calloc(n, sizeof(*src->s4));
+	else
+		src->s6 = calloc(n, sizeof(*src->s6));
+	if (!src->s4 && !src->s6)
 		return -ENOMEM;
+	if (all_miss)
+		return 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->a4) {
+			src->s4[i] = (uint32_t)bench_src_mix(seed, t->a4[i]);
+		} else {
+			uint64_t x, y;
+
+			memcpy(&x, t->a6[i], 8);
+			memcpy(&y, t->a6[i] + 8, 8);
+			x = bench_src_mix(seed, x);
+			y = bench_src_mix(x, y);
+			memcpy(src->s6[i], &x, 8);
+			memcpy(src->s6[i] + 8, &y, 8);
+		}
+	}
+	return 0;
+}
+
+/* --all-miss: a new random source for every lookup (before every pass). */
+static void
+bench_src_draw(struct bench_src *src, const struct trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->a4) {
+			src->s4[i] = (uint32_t)(rng_next(&src->r) >> 32);
+		} else {
+			uint64_t x = rng_next(&src->r), y = rng_next(&src->r);
+
+			memcpy(src->s6[i], &x, 8);
+			memcpy(src->s6[i] + 8, &y, 8);
+		}
+	}
+}
+
+static void
+bench_src_free(struct bench_src *src)
+{
+	free(src->s4);
+	free(src->s6);
+	memset(src, 0, sizeof(*src));
+}
+
+static struct fib_result *
+bench_results(size_t n)
+{
+	struct fib_result *res = malloc((n ? n : 1) * sizeof(*res));
+
 	/* touch the result array once so page faults stay out of the runs */
-	memset(res, 0, (t->n ? t->n : 1) * sizeof(*res));
-	run->best_s = 1e30;
+	if (res)
+		memset(res, 0, (n ? n : 1) * sizeof(*res));
+	return res;
+}
+
+/*
+ * Best of o->runs passes of one mode into run; with fc, each pass of the
+ * FIB is followed by one through the cache (into crun), on separate
+ * result arrays, checksummed after all passes.
+ */
+static int
+bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_index *ix,
+	   const struct routes *rt, const struct trace *t, struct bench_src *src, size_t batch,
+	   const struct bench_opts *o, struct bench_run *run, struct bench_run *crun)
+{
+	struct fib_result *res = bench_results(t->n), *cres = fc ? bench_results(t->n) : NULL;
+	struct bench_job job = { fib, NULL, t, src, res, batch };
+	struct bench_job cjob = { fib, fc, t, src, cres, batch };
+
+	if (!res || (fc && !cres)) {
+		free(res);
+		free(cres);
+		return -ENOMEM;
+	}
+	run->best_s = crun->best_s = run->best_cpu_s = crun->best_cpu_s = 1e30;
 	for (int r = 0; r < o->runs; r++) {
-		double d = bench_pass(fib, t, res, batch, o->threads);
+		double cpu, d = bench_pass(&job, o->threads, &cpu);
 
 		if (d < run->best_s)
 			run->best_s = d;
+		if (cpu < run->best_cpu_s)
+			run->best_cpu_s = cpu;
+		if (!fc)
+			continue;
+		if (o->all_miss)
+			bench_src_draw(src, t);
+		d = bench_pass(&cjob, o->threads, &cpu);
+		if (d < crun->best_s)
+			crun->best_s = d;
+		if (cpu < crun->best_cpu_s)
+			crun->best_cpu_s = cpu;
 	}
 	bench_checksum(ix, rt, res, t->n, run);
+	if (fc)
+		bench_checksum(ix, rt, cres, t->n, crun);
 	free(res);
+	free(cres);
 	return 0;
 }
 
@@ -319,7 +538,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_ROUTES = 256, O_TRACE, O_UNIFORM, O_ROUTED, O_SEED, O_BATCH, O_THREADS, O_RUNS,
 	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY,
-	       O_SAVE };
+	       O_SAVE, O_LOOKUPS };
 	static const struct option lo[] = {
 		{ "routes", required_argument, NULL, O_ROUTES },
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -337,6 +556,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "cache", no_argument, NULL, O_CACHE },
 		{ "zipf", required_argument, NULL, O_ZIPF },
 		{ "all-miss", no_argument, NULL, O_ALLMISS },
+		{ "lookups", required_argument, NULL, O_LOOKUPS },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "save-trace", required_argument, NULL, O_SAVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -419,18 +639,39 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->save_trace = optarg;
 			break;
 		case O_CACHE:
+			o->cache = 1;
+			break;
 		case O_ZIPF:
+			if (v < 1 || v > UINT32_MAX)
+				bench_usage();
+			o->zipf = v;
+			traces++;
+			break;
 		case O_ALLMISS:
-			fprintf(stderr, "fibbench: --cache, --zipf and --all-miss: not yet supported\n");
-			exit(2);
+			o->all_miss = 1;
+			break;
+		case O_LOOKUPS:
+			if (v < 1)
+				bench_usage();
+			o->lookups = v;
+			break;
 		default:
 			bench_usage();
 		}
 	}
 	if (optind != argc || traces > 1 || (o->routes && (o->gen || o->gen6)))
 		bench_usage();
+	/* --lookups sizes --zipf and the default trace; all-miss has no flows */
+	if ((o->lookups && (o->trace || o->uniform || o->routed)) || (o->all_miss && o->zipf))
+		bench_usage();
+	if (o->all_miss && !o->cache) {
+		fprintf(stderr, "fibbench: --all-miss needs --cache\n");
+		exit(2);
+	}
+	if (!o->lookups)
+		o->lookups = 4000000;
 	if (!traces)
-		o->routed = 4000000;
+		o->routed = o->lookups;
 }
 
 static void
@@ -438,21 +679,77 @@ bench_print_run(const struct bench_opts *o, const char *name, size_t batch, size
 		const struct bench_run *run, int last)
 {
 	double mlps = n / run->best_s / 1e6, ns = run->best_s / (n ? n : 1) * 1e9;
+	double cpu_ns = run->best_cpu_s / (n ? n : 1) * 1e9;
 
 	if (o->json)
 		printf("    {\"name\": \"%s\", \"batch\": %zu, \"mlps\": %.2f, \"ns_per_lookup\": %.2f, "
-		       "\"checksum\": %" PRIu64 ", \"matched\": %zu}%s\n",
-		       name, batch, mlps, ns, run->checksum, run->matched, last ? "" : ",");
+		       "\"cpu_ns_per_lookup\": %.2f, \"checksum\": %" PRIu64
+		       ", \"matched\": %zu}%s\n",
+		       name, batch, mlps, ns, cpu_ns, run->checksum, run->matched, last ? "" : ",");
 	else
-		printf("%-22s batch %-5zu %8.2f Mlookups/s %7.2f ns  checksum %" PRIu64
+		printf("%-22s batch %-5zu %8.2f Mlookups/s %7.2f ns (CPU %7.2f)  checksum %" PRIu64
 		       "  matched %zu\n",
-		       name, batch, mlps, ns, run->checksum, run->matched);
+		       name, batch, mlps, ns, cpu_ns, run->checksum, run->matched);
+}
+
+/* The cache's counters and the cached/uncached speed ratio of each mode. */
+static void
+bench_print_cache(const struct bench_opts *o, const struct flow_stats *fst, const size_t *batches,
+		  const struct bench_run *runs, const struct bench_run *cruns, int nruns, size_t n)
+{
+	const char *kind = o->all_miss ? "all-miss" : o->zipf ? "zipf" : o->trace ? "file"
+			 : o->uniform ? "uniform" : "routed";
+	const struct bench_run *u = &runs[nruns - 1], *c = &cruns[nruns - 1];
+	uint64_t misses = fst->lookups - fst->hits, evictions = fst->evict_chain + fst->evict_size;
+	double hit_pct = fst->lookups ? 100.0 * (double)fst->hits / (double)fst->lookups : 0;
+
+	if (o->json) {
+		printf(",\n  \"cache\": true,\n  \"trace_kind\": \"%s\",\n  \"flows\": %zu,\n"
+		       "  \"hits\": %" PRIu64 ",\n  \"misses\": %" PRIu64 ",\n"
+		       "  \"evictions\": %" PRIu64 ",\n  \"cache_lookups\": %" PRIu64 ",\n"
+		       "  \"hit_rate\": %.2f,\n  \"bypassed\": %" PRIu64 ",\n"
+		       "  \"inserts\": %" PRIu64 ",\n  \"cache_entries\": %" PRIu64 ",\n"
+		       "  \"cache_bytes\": %" PRIu64 ",\n"
+		       "  \"uncached_mlps\": %.2f,\n  \"uncached_ns_per_lookup\": %.2f,\n"
+		       "  \"uncached_checksum\": %" PRIu64 ",\n  \"ratio_cached_uncached\": %.3f,\n"
+		       "  \"ratio_cached_uncached_cpu\": %.3f,\n"
+		       "  \"ratio_cached_uncached_by_batch\": {",
+		       kind, o->zipf, fst->hits, misses, evictions, fst->lookups, hit_pct,
+		       fst->bypassed, fst->inserts, fst->entries, fst->bytes,
+		       n / u->best_s / 1e6, u->best_s / (n ? n : 1) * 1e9, u->checksum,
+		       u->best_s / c->best_s, u->best_cpu_s / c->best_cpu_s);
+		for (int i = 0; i < nruns; i++)
+			printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
+			       runs[i].best_s / cruns[i].best_s);
+		printf("},\n  \"ratio_cached_uncached_cpu_by_batch\": {");
+		for (int i = 0; i < nruns; i++)
+			printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
+			       runs[i].best_cpu_s / cruns[i].best_cpu_s);
+		printf("}");
+		return;
+	}
+	printf("flow cache, %s trace", kind);
+	if (o->zipf)
+		printf(" of %zu flows", o->zipf);
+	printf(": hits %" PRIu64 " misses %" PRIu64 " (%.1f %% hits; bypassed %" PRIu64
+	       ") inserts %" PRIu64 " evictions %" PRIu64 ", %" PRIu64 " entries, %" PRIu64
+	       " bytes\n",
+	       fst->hits, misses, hit_pct, fst->bypassed, fst->inserts, evictions, fst->entries,
+	       fst->bytes);
+	for (int i = 0; i < nruns; i++)
+		printf("ratio cached/uncached batch %zu: %.2f, CPU time %.2f  (checksums %s)\n",
+		       batches[i], runs[i].best_s / cruns[i].best_s,
+		       runs[i].best_cpu_s / cruns[i].best_cpu_s,
+		       runs[i].checksum == cruns[i].checksum ? "agree" : "DIFFER");
 }
 
 int
 main(int argc, char **argv)
 {
-	struct bench_run runs[2];
+	struct bench_run runs[2], cruns[2];
+	struct flow_cache *fc = NULL;
+	struct flow_stats fst;
+	struct bench_src src;
 	size_t batches[2];
 	int nruns = 0, ret = 0;
 	struct routes_index ix;
@@ -503,6 +800,8 @@ main(int argc, char **argv)
 		ret = trace_read(&t, rt.family, o.trace);
 	else if (o.uniform)
 		ret = trace_uniform(&t, rt.family, o.uniform, o.seed);
+	else if (o.zipf)
+		ret = trace_zipf(&t, &rt, o.lookups, o.zipf, o.seed);
 	else
 		ret = trace_routed(&t, &rt, o.routed, o.seed);
 	if (ret < 0) {
@@ -513,7 +812,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "fibbench: %s: %s\n", o.save_trace, strerror(-ret));
 		return 1;
 	}
-	if (routes_index_build(&ix, &rt) < 0) {
+	/* sources only for the cache: a 16M IPv6 trace would need 256 MB of them */
+	memset(&src, 0, sizeof(src));
+	if (routes_index_build(&ix, &rt) < 0 ||
+	    (o.cache && bench_src_init(&src, &t, o.seed, o.all_miss) < 0)) {
 		fprintf(stderr, "fibbench: out of memory\n");
 		return 1;
 	}
@@ -539,6 +841,25 @@ main(int argc, char **argv)
 	fib_stats(fib, &st);
 	ts = rt.family == AF_INET ? &st.v4 : &st.v6;
 
+	if (o.cache) {
+		struct flow_config fcfg;
+		uint64_t x = o.seed ^ 0xcac4e5ec7e7ULL;
+		int e;
+
+		flow_config_default(&fcfg);
+		/* reproducible runs: the hash secret comes from the seed */
+		fcfg.secret[0] = rng_splitmix64(&x);
+		fcfg.secret[1] = rng_splitmix64(&x);
+		fc = flow_cache_new(&fcfg);
+		if (!fc) {
+			fprintf(stderr, "fibbench: flow_cache_new: %s\n", strerror(errno));
+			return 1;
+		}
+		if ((e = flow_cache_start(fc, fib)) < 0) {
+			fprintf(stderr, "fibbench: flow_cache_start: %s\n", strerror(-e));
+			return 1;
+		}
+	}
 	if (o.both || o.batch == 1)
 		batches[nruns++] = 1;
 	if (o.batch > 1)
@@ -546,30 +867,41 @@ main(int argc, char **argv)
 	else if (o.both)
 		batches[nruns++] = BENCH_CHUNK;
 	for (int i = 0; i < nruns; i++) {
-		if (bench_time(fib, &ix, &rt, &t, batches[i], &o, &runs[i]) < 0) {
+		if (bench_time(fib, fc, &ix, &rt, &t, &src, batches[i], &o, &runs[i], &cruns[i]) <
+		    0) {
 			fprintf(stderr, "fibbench: out of memory\n");
 			return 1;
 		}
-		if (runs[i].unmapped) {
+		if (runs[i].unmapped || (fc && cruns[i].unmapped)) {
 			fprintf(stderr, "fibbench: %zu results name no route of the file\n",
-				runs[i].unmapped);
+				runs[i].unmapped + (fc ? cruns[i].unmapped : 0));
 			ret = 3;
 		}
+		if (fc && cruns[i].checksum != runs[i].checksum) {
+			fprintf(stderr, "fibbench: batch %zu: checksum through the cache %" PRIu64
+				" differs from the FIB's %" PRIu64 "\n",
+				batches[i], cruns[i].checksum, runs[i].checksum);
+			ret = 3;
+		}
+	}
+	if (fc) {
+		flow_cache_stop(fc);
+		flow_cache_stats(fc, &fst);
 	}
 	if (nruns == 2 && runs[0].checksum != runs[1].checksum) {
 		fprintf(stderr, "fibbench: single and batch lookups disagree\n");
 		ret = 3;
 	}
+	/* the headline figures are those of the last (batch) mode, cached with --cache */
+	const struct bench_run *main_run = fc ? &cruns[nruns - 1] : &runs[nruns - 1];
+	double mlps = t.n / main_run->best_s / 1e6;
 	uint64_t ref = o.verify ? bench_verify(&ix, &rt, &t) : 0;
 
-	if (o.verify && ref != runs[nruns - 1].checksum) {
+	if (o.verify && ref != main_run->checksum) {
 		fprintf(stderr, "fibbench: checksum %" PRIu64 " differs from the naive LPM's %" PRIu64 "\n",
-			runs[nruns - 1].checksum, ref);
+			main_run->checksum, ref);
 		ret = 3;
 	}
-	/* the headline figures are those of the last (batch) mode */
-	const struct bench_run *main_run = &runs[nruns - 1];
-	double mlps = t.n / main_run->best_s / 1e6;
 
 	if (o.json) {
 		printf("{\n  \"routes\": %zu,\n  \"fib_routes\": %zu,\n  \"family\": \"%s\",\n"
@@ -605,11 +937,18 @@ main(int argc, char **argv)
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
 		       t.n, o.threads, o.runs);
 	}
-	for (int i = 0; i < nruns; i++)
+	for (int i = 0; i < nruns; i++) {
 		bench_print_run(&o, batches[i] > 1 ? "fib_lookup_batch" : "fib_lookup_single",
-				batches[i], t.n, &runs[i], i == nruns - 1);
+				batches[i], t.n, &runs[i], !fc && i == nruns - 1);
+		if (fc)
+			bench_print_run(&o,
+					batches[i] > 1 ? "flow_lookup_batch" : "flow_lookup_single",
+					batches[i], t.n, &cruns[i], i == nruns - 1);
+	}
 	if (o.json)
 		printf("  ]");
+	if (fc)
+		bench_print_cache(&o, &fst, batches, runs, cruns, nruns, t.n);
 	if (o.verify)
 		printf(o.json ? ",\n  \"verify_checksum\": %" PRIu64 : "naive LPM checksum %" PRIu64 "\n",
 		       ref);
@@ -653,6 +992,9 @@ main(int argc, char **argv)
 #endif
 	if (o.json)
 		printf("\n}\n");
+	if (fc)
+		flow_cache_free(fc);
+	bench_src_free(&src);
 	fib_free(fib);
 	fib_thread_offline();
 	routes_index_free(&ix);

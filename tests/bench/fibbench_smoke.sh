@@ -3,7 +3,8 @@
 # fibbench_smoke: fibbench itself is right (not a benchmark: tiny sizes).
 # On generated IPv4 and IPv6 tables, single and batch lookups (one and two
 # threads) must give the checksum of a naive longest-prefix match, and the
-# JSON must carry the keys of the DESIGN.md contract.
+# JSON must carry the keys of the DESIGN.md contract; through the flow
+# cache (--cache, Zipf and all-miss traces) the answers must be the FIB's.
 set -e
 B=./tests/bench/fibbench
 [ -x "$B" ] || { echo "fibbench not built"; exit 99; }
@@ -15,6 +16,27 @@ for k in routes build_s lookups mlps ns_per_lookup checksum bytes bytes_per_rout
 	depth_avg depth_max; do
 	echo "$out" | grep -q "\"$k\": " || { echo "JSON lacks $k"; exit 1; }
 done
-# the flow-cache options are reserved: they must refuse, not pretend
-if $B --gen 100 --zipf 10 2>/dev/null; then echo "--zipf accepted"; exit 1; fi
+# The flow cache: every mode runs uncached and cached on the same trace and
+# fibbench exits 3 unless both checksums (and the naive LPM's) agree.
+$B --gen 5000 --zipf 500 --lookups 50000 --cache --single-and-batch --runs 2 --verify >/dev/null
+$B --gen 5000 --routed 50000 --all-miss --cache --batch 16 --threads 2 --runs 2 --verify >/dev/null
+$B --gen 2000 --gen6 --zipf 300 --lookups 20000 --cache --single-and-batch --runs 2 \
+	--verify >/dev/null
+$B --gen 2000 --gen6 --routed 20000 --all-miss --cache --runs 2 --verify >/dev/null
+out=$($B --gen 5000 --zipf 200 --lookups 20000 --cache --runs 2 --json)
+for k in hits misses evictions ratio_cached_uncached uncached_checksum; do
+	echo "$out" | grep -q "\"$k\": " || { echo "cache JSON lacks $k"; exit 1; }
+done
+val() { echo "$out" | sed -n "s/^  \"$1\": \([0-9]*\),\{0,1\}\$/\1/p"; }
+[ -n "$(val checksum)" ] && [ "$(val checksum)" = "$(val uncached_checksum)" ] ||
+	{ echo "cached checksum $(val checksum) != uncached $(val uncached_checksum)"; exit 1; }
+# 200 flows, 2 cached passes of 20000: nearly all hits, every lookup counted
+[ $(($(val hits) + $(val misses))) -eq 40000 ] || { echo "hits + misses != lookups"; exit 1; }
+[ "$(val hits)" -gt 39000 ] || { echo "zipf over 200 flows: only $(val hits) hits"; exit 1; }
+if $B --gen 100 --routed 10 --all-miss 2>/dev/null; then
+	echo "--all-miss without --cache accepted"; exit 1
+fi
+if $B --gen 100 --zipf 10 --all-miss --cache 2>/dev/null; then
+	echo "--zipf with --all-miss accepted"; exit 1
+fi
 echo "fibbench smoke: ok"
