@@ -92,6 +92,7 @@ struct fibd {
 	int writing;
 	uint64_t reloads, reload_failures;
 	char status_line[128];
+	struct log_rl rl_watchdog;
 };
 
 static double
@@ -553,10 +554,19 @@ fibd_status_tick(evutil_socket_t fd, short what, void *arg)
 	fibd_status(arg);
 }
 
-/* Only the running loop pets the watchdog: a stuck loop is restarted. */
+/*
+ * Only the running loop pets the watchdog, and only while every lookup
+ * thread shows life: a stuck loop or a stuck thread gets fibd restarted.
+ */
 static void
 fibd_watchdog(evutil_socket_t fd, short what, void *arg)
 {
+	struct fibd *d = arg;
+
+	if (d->lookup && !lookup_alive(d->lookup, 5)) {
+		log_warnx_rl(&d->rl_watchdog, "watchdog: a lookup thread is stuck, not notifying");
+		return;
+	}
 	sd_notify(0, "WATCHDOG=1");
 }
 

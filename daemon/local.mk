@@ -40,6 +40,13 @@ tests_unit_ctl_test_SOURCES = tests/unit/ctl_test.c
 tests_unit_ctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_ctl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBEVENT_LIBS) $(CHECK_LIBS)
 
+# The batch lookup service over a real socket and a real FIB.
+check_PROGRAMS += tests/unit/lookup_test
+TESTS += tests/unit/lookup_test
+tests_unit_lookup_test_SOURCES = tests/unit/lookup_test.c
+tests_unit_lookup_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_lookup_test_LDADD = daemon/libingest.la fib/libfib.la $(CHECK_LIBS) -lpthread
+
 # The config golden files through `fibd -n`, fibctl's output golden files
 # (tests/ctl), and the whole daemon in a namespace (root; else skipped).
 TESTS += \

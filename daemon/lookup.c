@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fib/fib.h"
@@ -39,6 +40,7 @@ struct lookup_thread {
 	uint32_t a4[LOOKUP_BATCH_MAX];
 	struct fib_result res[LOOKUP_BATCH_MAX];
 	struct lookup_stats st;
+	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
 };
 
 struct lookup {
@@ -136,6 +138,15 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	return sizeof(*r) + n * sizeof(*res) + nh_total * sizeof(*nh);
 }
 
+static int64_t
+lookup_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
 static void
 lookup_drop(struct lookup_thread *t, unsigned i)
 {
@@ -155,7 +166,9 @@ lookup_thread_main(void *arg)
 
 		/* Full: leave new clients to the other threads. */
 		t->pfd[0].events = t->nclients < LOOKUP_THREAD_CLIENTS ? POLLIN : 0;
-		n = poll(t->pfd, 2 + t->nclients, -1);
+		/* Wake at least once a second: the watchdog's sign of life. */
+		n = poll(t->pfd, 2 + t->nclients, 1000);
+		__atomic_store_n(&t->beat, lookup_now(), __ATOMIC_RELAXED);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -275,6 +288,7 @@ lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
 		struct lookup_thread *t = &l->t[i];
 
 		t->l = l;
+		t->beat = lookup_now();
 		t->pfd[0].fd = l->lfd;
 		t->pfd[0].events = POLLIN;
 		t->pfd[1].fd = l->efd;
@@ -337,4 +351,15 @@ lookup_stats(const struct lookup *l, struct lookup_stats *st)
 		st->clients += __atomic_load_n(&s->clients, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
 	}
+}
+
+int
+lookup_alive(const struct lookup *l, unsigned max_age)
+{
+	int64_t now = lookup_now();
+
+	for (unsigned i = 0; i < l->nthreads; i++)
+		if (now - __atomic_load_n(&l->t[i].beat, __ATOMIC_RELAXED) > (int64_t)max_age)
+			return 0;
+	return 1;
 }

@@ -38,6 +38,10 @@ void lookup_free(struct lookup *l);
 /* Answers carry LOOKUP_F_READY from now on. Context: any. */
 void lookup_set_ready(struct lookup *l, int ready);
 
+/* 1 if every thread came back from poll (1 s timeout) within max_age
+ * seconds: the watchdog's check. Context: any. */
+int lookup_alive(const struct lookup *l, unsigned max_age);
+
 struct lookup_stats {
 	uint64_t requests;
 	uint64_t addresses;

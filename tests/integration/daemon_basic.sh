@@ -195,6 +195,42 @@ echo "ok: SIGTERM $when: exited in $ms ms"
 [ $ms -lt 1000 ] || nl_fail "exit took $ms ms: $(cat "$TMP/fibd2.log")"
 grep -q 'signal 15: exiting' "$TMP/fibd2.log" || nl_fail "no clean exit: $(cat "$TMP/fibd2.log")"
 
+# sd_notify through a real notify socket (libsystemd's sd_notify): READY
+# after the dump, STATUS, RELOADING/READY around a reload, WATCHDOG at
+# half of WATCHDOG_USEC, STOPPING.
+if command -v python3 >/dev/null; then
+	python3 - "$TMP/notify.sock" "$TMP/notify.log" <<'EOT' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); s.settimeout(0.2)
+end = time.time() + 8
+with open(sys.argv[2], "w") as f:
+    while time.time() < end:
+        try:
+            m = s.recv(4096).decode()
+        except socket.timeout:
+            continue
+        f.write(m.replace("\n", "|") + "\n"); f.flush()
+        if "STOPPING=1" in m:
+            break
+EOT
+	rcv=$!
+	for i in $(seq 50); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+	NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=400000 nl_fibd_start "$TMP/fibd3.log" -c "$TMP/conf.yaml"
+	wait_ready
+	sleep 0.5
+	kill -HUP "$FIBD_PID"
+	sleep 0.3
+	nl_fibd_stop
+	wait "$rcv"
+	n=$(grep -c '^WATCHDOG=1$' "$TMP/notify.log")
+	for m in '^STATUS=loading' '^READY=1$' '^STATUS=[0-9]* IPv4 / [0-9]* IPv6 routes' '^RELOADING=1|MONOTONIC_USEC=' '^STOPPING=1$'; do
+		grep -q "$m" "$TMP/notify.log" || nl_fail "sd_notify: no $m in: $(cat "$TMP/notify.log")"
+	done
+	[ "$n" -ge 3 ] || nl_fail "sd_notify: $n WATCHDOG=1 in about 0.8 s at 0.2 s intervals"
+	echo "ok: sd_notify: READY, STATUS, RELOADING, $n WATCHDOG, STOPPING"
+fi
+
 # Not running: a clear error.
 "$FIBCTL" -s "$sock" show summary 2>"$TMP/err" && nl_fail "fibctl without daemon exited 0"
 grep -q 'is fibd running' "$TMP/err" || nl_fail "fibctl error: $(cat "$TMP/err")"

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: tests of the batch lookup service (daemon/lookup, lookup_proto.h)
+ *
+ * A real FIB (fib_add of a few routes, a multipath one included), the
+ * service on a temporary SOCK_SEQPACKET socket with two threads, and the
+ * header-only client: answers equal fib_lookup_rcu for random addresses,
+ * next hops of a multipath route, malformed requests answered with a
+ * status (bad magic, count 0 or 257, length not matching count, bad
+ * family) with the connection kept, the ready flag, several clients.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fib/fib.h"
+#include "daemon/lookup.h"
+#include "daemon/lookup_proto.h"
+
+static struct fib *fib;
+static struct lookup *svc;
+static char path[108];
+static uint64_t buf[LOOKUP_RESP_MAX / 8 + 1];
+
+static void
+add4(const char *pfx, const char *gw, unsigned ifindex, unsigned nnh)
+{
+	struct fib_route r;
+	struct fib_nh nh[4];
+	uint8_t fam;
+
+	memset(&r, 0, sizeof(r));
+	memset(nh, 0, sizeof(nh));
+	ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &fam), 0);
+	r.family = fam;
+	r.type = FIB_UNICAST;
+	r.table = 254;
+	for (unsigned i = 0; i < nnh; i++) {
+		nh[i].gw_family = AF_INET;
+		inet_pton(AF_INET, gw, nh[i].gw.b);
+		nh[i].gw.b[3] += (uint8_t)i;
+		nh[i].ifindex = ifindex;
+		nh[i].weight = (uint16_t)(i + 1);
+	}
+	r.nh = nh;
+	r.nh_count = (uint8_t)nnh;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+}
+
+static void
+setup(void)
+{
+	fib_thread_online();
+	fib = fib_new(NULL);
+	ck_assert_ptr_nonnull(fib);
+	add4("0.0.0.0/1", "10.0.0.1", 2, 1);
+	add4("10.0.0.0/8", "10.0.0.2", 3, 1);
+	add4("10.1.0.0/16", "10.0.0.3", 4, 1);
+	add4("10.1.2.0/24", "10.0.0.10", 5, 3);
+	add4("192.0.2.0/24", "10.0.0.4", 6, 1);
+	snprintf(path, sizeof(path), "/tmp/lookup_test.%d.sock", (int)getpid());
+	svc = lookup_new(fib, path, 0600, "", 2, 254);
+	ck_assert_msg(svc != NULL, "lookup_new: %s", strerror(errno));
+}
+
+static void
+teardown(void)
+{
+	lookup_free(svc);
+	fib_free(fib);
+	fib_thread_offline();
+}
+
+START_TEST(test_answers)
+{
+	int fd = lookup_client_connect(path);
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	uint32_t addrs[LOOKUP_BATCH_MAX];
+	uint64_t x = 12345;
+
+	ck_assert_int_ge(fd, 0);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* half of them near the more specific routes */
+			addrs[i] = htonl(i & 1 ? (uint32_t)x : (0x0a010200u | ((uint32_t)x & 0x3ffff)));
+		}
+		ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, addrs, LOOKUP_BATCH_MAX, buf,
+						     &resp, &res, &nh), 0);
+		ck_assert_uint_eq(resp->count, LOOKUP_BATCH_MAX);
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			struct fib_result fr;
+			struct fib_match m;
+			int found;
+
+			fib_read_lock();
+			fr = fib_lookup_rcu(fib, AF_INET, &addrs[i], 254, 0);
+			found = fib_result_get(&fr, &m) == 0;
+			if (!found) {
+				ck_assert_uint_eq(res[i].type, 0);
+			} else {
+				ck_assert_uint_eq(res[i].type, m.type);
+				ck_assert_uint_eq(res[i].plen, m.plen);
+				ck_assert_int_eq(memcmp(res[i].prefix, m.prefix.b, 4), 0);
+				ck_assert_uint_eq(res[i].nh_count, m.info->nh_count);
+				for (unsigned k = 0; k < m.info->nh_count; k++) {
+					const struct lookup_nh *n = &nh[res[i].nh_first + k];
+
+					ck_assert_uint_eq(n->ifindex, m.info->nh[k].ifindex);
+					ck_assert_uint_eq(n->weight, m.info->nh[k].weight);
+					ck_assert_int_eq(memcmp(n->gw, m.info->nh[k].gw.b, 4), 0);
+				}
+			}
+			fib_read_unlock();
+		}
+	}
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_multipath)
+{
+	int fd = lookup_client_connect(path);
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	uint32_t a[2];
+
+	inet_pton(AF_INET, "10.1.2.3", &a[0]);
+	inet_pton(AF_INET, "200.1.1.1", &a[1]);
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, a, 2, buf, &resp, &res, &nh), 0);
+	ck_assert_uint_eq(res[0].plen, 24);
+	ck_assert_uint_eq(res[0].nh_count, 3);
+	ck_assert_uint_eq(resp->nh_total, 3);
+	ck_assert_uint_eq(nh[res[0].nh_first + 2].weight, 3);
+	ck_assert_uint_eq(nh[res[0].nh_first + 2].gw[3], 12);
+	ck_assert_uint_eq(res[1].type, 0);
+	ck_assert_uint_eq(resp->flags & LOOKUP_F_READY, 0);
+	lookup_set_ready(svc, 1);
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, a, 1, buf, &resp, &res, &nh), 0);
+	ck_assert_uint_eq(resp->flags & LOOKUP_F_READY, LOOKUP_F_READY);
+	close(fd);
+}
+END_TEST
+
+/* Send a raw request, return the answer's status (or -1). */
+static int
+raw(int fd, const void *req, size_t len)
+{
+	struct lookup_resp r;
+
+	ck_assert_int_eq(send(fd, req, len, 0), (ssize_t)len);
+	ck_assert_int_ge(recv(fd, &r, sizeof(r), 0), (ssize_t)sizeof(r));
+	ck_assert_uint_eq(r.magic, LOOKUP_MAGIC);
+	return r.status;
+}
+
+START_TEST(test_malformed)
+{
+	int fd = lookup_client_connect(path);
+	struct {
+		struct lookup_req h;
+		uint32_t a[LOOKUP_BATCH_MAX + 1];
+	} q;
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+
+	memset(&q, 0, sizeof(q));
+	q.h.magic = LOOKUP_MAGIC;
+	q.h.version = LOOKUP_VERSION;
+	q.h.family = AF_INET;
+	q.h.count = 1;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), 0);
+	q.h.magic = 0x12345678;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EPROTONOSUPPORT);
+	q.h.magic = LOOKUP_MAGIC;
+	q.h.version = 2;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EPROTONOSUPPORT);
+	q.h.version = LOOKUP_VERSION;
+	q.h.count = 0;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h)), EINVAL);
+	q.h.count = LOOKUP_BATCH_MAX + 1;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q)), EINVAL);
+	q.h.count = 2;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EINVAL);
+	q.h.count = 1;
+	q.h.family = 99;
+	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EAFNOSUPPORT);
+	ck_assert_int_eq(raw(fd, &q, 3), EPROTONOSUPPORT);
+	/* The connection still serves. */
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, q.a, 1, buf, &resp, &res, &nh), 0);
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, q.a, 0, buf, &resp, &res, &nh),
+			 -EINVAL);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_many_clients)
+{
+	enum { N = 40 };
+	int fd[N];
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	struct lookup_stats st;
+	uint32_t a;
+
+	inet_pton(AF_INET, "192.0.2.9", &a);
+	for (int i = 0; i < N; i++) {
+		fd[i] = lookup_client_connect(path);
+		ck_assert_int_ge(fd[i], 0);
+	}
+	for (int i = N - 1; i >= 0; i--) {
+		ck_assert_int_eq(lookup_client_query(fd[i], AF_INET, 0, &a, 1, buf, &resp, &res, &nh),
+				 0);
+		ck_assert_uint_eq(res[0].plen, 24);
+		close(fd[i]);
+	}
+	lookup_stats(svc, &st);
+	ck_assert_uint_eq(st.requests, N);
+	ck_assert_uint_eq(st.clients, N);
+	/* A second service on the live socket is refused. */
+	ck_assert_ptr_null(lookup_new(fib, path, 0600, "", 1, 254));
+	ck_assert_int_eq(errno, EADDRINUSE);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("lookup");
+	TCase *tc = tcase_create("service");
+	SRunner *sr;
+	int failed;
+
+	signal(SIGPIPE, SIG_IGN);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_answers);
+	tcase_add_test(tc, test_multipath);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_many_clients);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
