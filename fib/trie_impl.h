@@ -322,6 +322,44 @@ TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 }
 
 /*
+ * The kernel's backtracking inside one node pn from child index cindex,
+ * without going up: strip the lowest set bit, follow child 0 of what is
+ * there, as fib_table_lookup does. NULL when pn holds nothing covering
+ * key. Call with rcu_read_lock held.
+ */
+static const struct fib_alias *
+backtrack_node(const struct tnode *pn, unsigned long cindex, tkey key, uint32_t table,
+	       const struct tleaf **lp)
+{
+	unsigned slen = T_LOAD8(pn->kv.slen);
+
+	while (cindex && pn->kv.pos + (unsigned)__builtin_ctzl(cindex) < slen) {
+		struct tkv *const *cptr;
+
+		cindex &= cindex - 1;
+		cptr = &pn->child[cindex];
+		for (;;) {
+			const struct tkv *n = T_LOAD(*cptr);
+			const struct fib_alias *fa;
+
+			if (!n || prefix_mismatch(key, n) || T_LOAD8(n->slen) == n->pos)
+				break;
+			if (!IS_LEAF(n)) {
+				cptr = TNODE(n)->child;
+				continue;
+			}
+			fa = leaf_match(TLEAF(n), key, table, 0, -1);
+			if (fa) {
+				*lp = TLEAF(n);
+				return fa;
+			}
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
  * Batch lookups, software-pipelined: LOOKUP_GROUP lookups are in flight at
  * once, each advancing by one memory access per round, and every access
  * was prefetched the round before: a node's header (to compute the child
@@ -344,7 +382,9 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 		const void *p; /* node or leaf (LB_NODE, LB_FBLEAF), slot (LB_SLOT, LB_FB) */
 		size_t i;
 		uint8_t state;
-		uint8_t deep; /* passed a node below the root worth backtracking in */
+		uint8_t deep; /* nodes below the root worth backtracking in */
+		const struct tnode *dn; /* the last of them */
+		unsigned long dci;      /* and the child index taken there */
 	} w[LOOKUP_GROUP];
 	unsigned nw = 0;
 	size_t next = 0;
@@ -356,11 +396,25 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 	}
 	if (F && F->node != root)
 		F = NULL;
+	/* The root's header is hot: every lookup starts at its slot. */
+#define LB_START(e, idx)                                                              \
+	do {                                                                          \
+		tkey ri_ = get_cindex(keys[idx], root);                               \
+		(e).i = (idx);                                                        \
+		(e).deep = 0;                                                         \
+		if (IS_LEAF(root) || (ri_ >> root->bits)) {                           \
+			(e).p = root;                                                 \
+			(e).state = LB_NODE;                                          \
+		} else {                                                              \
+			(e).p = &TNODE(root)->child[(unsigned long)ri_];              \
+			(e).state = LB_SLOT;                                          \
+			__builtin_prefetch((e).p);                                    \
+		}                                                                     \
+	} while (0)
 	while (nw < LOOKUP_GROUP && next < n) {
-		w[nw].p = root;
-		w[nw].state = LB_NODE;
-		w[nw].deep = 0;
-		w[nw++].i = next++;
+		LB_START(w[nw], next);
+		nw++;
+		next++;
 	}
 	while (nw) {
 		for (unsigned k = 0; k < nw; k++) {
@@ -375,7 +429,9 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 				c = T_LOAD(*(struct tkv *const *)w[k].p);
 				if (!c)
 					goto backtrack;
+				/* the header and, for small nodes, the slots */
 				__builtin_prefetch(c);
+				__builtin_prefetch((const char *)c + 64);
 				w[k].p = c;
 				w[k].state = LB_NODE;
 				continue;
@@ -411,17 +467,40 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 						goto backtrack;
 					goto slow;
 				}
-				if (c != root && T_LOAD8(c->slen) > c->pos)
-					w[k].deep = 1;
+				if (c != root && T_LOAD8(c->slen) > c->pos) {
+					w[k].deep++;
+					w[k].dn = TNODE(c);
+					w[k].dci = (unsigned long)index;
+				}
 				w[k].p = &TNODE(c)->child[(unsigned long)index];
+				if ((uintptr_t)w[k].p - ((uintptr_t)c & ~(uintptr_t)63) < 128) {
+					/* prefetched with the header: go on now */
+					c = T_LOAD(*(struct tkv *const *)w[k].p);
+					if (!c)
+						goto backtrack;
+					__builtin_prefetch(c);
+					__builtin_prefetch((const char *)c + 64);
+					w[k].p = c;
+					continue;
+				}
 				w[k].state = LB_SLOT;
 				__builtin_prefetch(w[k].p);
 				continue;
 			}
 backtrack:
-			/* The kernel would backtrack. With no node below the root
-			 * to backtrack in, that goes straight to the root, whose
-			 * fallback answers in two prefetched steps. */
+			/* The kernel would backtrack: through the nodes below the
+			 * root worth it (one is done here, more by the scalar
+			 * path), then at the root, whose fallback answers in two
+			 * prefetched steps. */
+			if (w[k].deep == 1 && F) {
+				const struct tleaf *l = NULL;
+				fa = backtrack_node(w[k].dn, w[k].dci, key, table, &l);
+				if (fa) {
+					c = &l->kv;
+					goto found;
+				}
+				w[k].deep = 0;
+			}
 			if (!w[k].deep && F) {
 				w[k].p = &F->slot[get_index(key, root)];
 				w[k].state = LB_FB;
@@ -445,16 +524,15 @@ done:
 			res[i].alias = NULL;
 refill:
 			if (next < n) {
-				w[k].p = root;
-				w[k].state = LB_NODE;
-				w[k].deep = 0;
-				w[k].i = next++;
+				LB_START(w[k], next);
+				next++;
 			} else {
 				w[k] = w[--nw];
 				k--; /* the moved entry takes this place */
 			}
 		}
 	}
+#undef LB_START
 }
 
 void
