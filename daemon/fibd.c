@@ -43,6 +43,7 @@
 #include <time.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/http.h>
 #include <linux/rtnetlink.h>
 #include <systemd/sd-daemon.h>
 
@@ -82,6 +83,7 @@ struct fibd {
 	struct ingest *ing;
 	struct ctl *ctl;
 	struct lookup *lookup; /* NULL: lookup.threads is 0 */
+	struct evhttp *http;   /* NULL: metrics.enabled is false */
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
 	struct event *watchdog, *status;
 	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
@@ -586,6 +588,8 @@ fibd_ctl_new(struct fibd *d, const struct conf *c)
 	return ctl;
 }
 
+static struct evhttp *fibd_http_new(struct fibd *d, const char *address);
+
 /* Apply the sections of n that differ from o (o NULL: all of them). */
 static void
 fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
@@ -636,8 +640,13 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 	}
 	if (changed & CONF_LOOKUP)
 		log_warnx("lookup settings changed: restart fibd to apply");
-	if (changed & (CONF_CACHE | CONF_METRICS))
-		log_info("cache and metrics settings are not used by this build");
+	if ((changed & CONF_METRICS) && o) {
+		if (d->http)
+			evhttp_free(d->http);
+		d->http = n->metrics.enabled ? fibd_http_new(d, n->metrics.address) : NULL;
+	}
+	if (changed & CONF_CACHE)
+		log_info("cache settings are not used by this build");
 }
 
 /* Parse the whole file again; on errors keep the old conf. Error lines
@@ -901,6 +910,67 @@ not_ready:
 	snprintf(r->msg, sizeof(r->msg), "not ready: the first dump is still loading");
 }
 
+/* Metrics over HTTP (evhttp): GET /metrics, Prometheus text format. */
+
+static void
+fibd_http_metrics(struct evhttp_request *req, void *arg)
+{
+	struct fibd *d = arg;
+	struct evbuffer *out = evbuffer_new();
+
+	if (!out) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
+		evbuffer_free(out);
+		evhttp_send_error(req, HTTP_BADMETHOD, NULL);
+		return;
+	}
+	fibd_metrics(d, out);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "text/plain; version=0.0.4");
+	evhttp_send_reply(req, HTTP_OK, "OK", out);
+	evbuffer_free(out);
+}
+
+/* "127.0.0.1:9342" or "[::1]:9342" -> evhttp listening there, or NULL. */
+static struct evhttp *
+fibd_http_new(struct fibd *d, const char *address)
+{
+	char host[CONF_ADDR_MAX];
+	const char *colon = strrchr(address, ':');
+	unsigned long port;
+	struct evhttp *http;
+	char *end;
+
+	if (!colon) {
+		log_warnx("metrics address %s: no port", address);
+		return NULL;
+	}
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || port == 0 || port > 65535) {
+		log_warnx("metrics address %s: bad port", address);
+		return NULL;
+	}
+	if (address[0] == '[')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - address - 2), address + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - address), address);
+	http = evhttp_new(d->base);
+	if (!http)
+		return NULL;
+	if (evhttp_bind_socket(http, host, (uint16_t)port) < 0) {
+		log_warn("metrics: cannot listen on %s", address);
+		evhttp_free(http);
+		return NULL;
+	}
+	evhttp_set_cb(http, "/metrics", fibd_http_metrics, d);
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET);
+	log_info("metrics: http://%s/metrics", address);
+	return http;
+}
+
 /* Events. */
 
 static void
@@ -1053,6 +1123,11 @@ main(int argc, char **argv)
 	d.ctl = fibd_ctl_new(&d, d.conf);
 	if (!d.ctl)
 		fatalx("cannot open the control socket");
+	if (d.conf->metrics.enabled) {
+		d.http = fibd_http_new(&d, d.conf->metrics.address);
+		if (!d.http)
+			fatalx("metrics: cannot serve %s", d.conf->metrics.address);
+	}
 	if (d.conf->lookup.threads) {
 		d.lookup = lookup_new(d.fib, d.conf->lookup.socket, d.conf->control.mode,
 				      d.conf->control.group, d.conf->lookup.threads,
@@ -1090,6 +1165,8 @@ main(int argc, char **argv)
 	fibd_log_stats(&d);
 	ctl_free(d.ctl);
 	lookup_free(d.lookup);
+	if (d.http)
+		evhttp_free(d.http);
 	event_free(d.sig_term);
 	event_free(d.sig_int);
 	event_free(d.sig_usr1);

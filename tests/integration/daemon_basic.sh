@@ -52,6 +52,9 @@ control:
 lookup:
   threads: 2
   socket: $TMP/ctl/lookup.sock
+metrics:
+  enabled: true
+  address: 127.0.0.1:9342
 log:
   level: info
 EOT
@@ -97,6 +100,15 @@ if [ -x "$FIBL" ]; then
 	sort "$TMP/lookup" | cmp -s - "$TMP/fibl" || { sort "$TMP/lookup" | diff - "$TMP/fibl" | head; nl_fail "fibl answers differ from fibctl lookup"; }
 	ctl --json show summary | grep -q '"lookup_addresses": [1-9]' || nl_fail "lookup_addresses not counted"
 	echo "ok: lookup service: $(wc -l <"$TMP/fibl") answers equal to fibctl lookup"
+fi
+
+# Metrics: the control command and HTTP (in the namespace's own loopback).
+ctl metrics | grep -q "^fibd_routes{family=\"ipv4\"} $n4\$" || nl_fail "metrics: routes"
+if command -v curl >/dev/null; then
+	ip netns exec "$NS" curl -sf http://127.0.0.1:9342/metrics >"$TMP/metrics" || nl_fail "metrics over http"
+	grep -q "^fibd_routes{family=\"ipv4\"} $n4\$" "$TMP/metrics" || nl_fail "http metrics: routes"
+	grep -q '^fibd_trie_depth_max{family="ipv4"} [1-9]' "$TMP/metrics" || nl_fail "http metrics: depth"
+	echo "ok: metrics over http: $(grep -vc '^#' "$TMP/metrics") samples"
 fi
 
 # Reload: a good file applies, a bad one is refused and changes nothing.
