@@ -1078,6 +1078,7 @@ main(int argc, char **argv)
 	struct ingest_conf ic;
 	uint64_t wd_usec = 0;
 	double t_stop;
+	sigset_t early;
 
 	memset(&d, 0, sizeof(d));
 	fibd_parse_args(&d.opts, argc, argv);
@@ -1101,6 +1102,13 @@ main(int argc, char **argv)
 		conf_free(d.conf);
 		return 0;
 	}
+	/* Signals that arrive before their events exist wait, blocked. */
+	sigemptyset(&early);
+	sigaddset(&early, SIGTERM);
+	sigaddset(&early, SIGINT);
+	sigaddset(&early, SIGHUP);
+	sigaddset(&early, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &early, NULL);
 	d.conf = fibd_conf_read(&d.opts, 0);
 	if (!d.conf)
 		fatalx("%s: configuration errors, not starting", d.opts.conf_path);
@@ -1139,6 +1147,7 @@ main(int argc, char **argv)
 	d.sig_int = fibd_signal_new(&d, SIGINT);
 	d.sig_usr1 = fibd_signal_new(&d, SIGUSR1);
 	d.sig_hup = fibd_signal_new(&d, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &early, NULL);
 	d.probe = event_new(d.base, -1, EV_PERSIST, fibd_probe, &d);
 	if (!d.probe || event_add(d.probe, &(struct timeval){ 0, 1000 }) < 0)
 		fatalx("probe timer");
