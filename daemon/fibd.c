@@ -35,6 +35,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,8 @@ struct fibd {
 	struct ctl *ctl;
 	struct lookup *lookup; /* NULL: lookup.threads is 0 */
 	struct evhttp *http;   /* NULL: metrics.enabled is false */
+	struct ctl *ctl_old;   /* replaced by a reload, freed by ctl_gc */
+	struct event *ctl_gc;
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
 	struct event *watchdog, *status;
 	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
@@ -590,6 +593,15 @@ fibd_ctl_new(struct fibd *d, const struct conf *c)
 
 static struct evhttp *fibd_http_new(struct fibd *d, const char *address);
 
+static void
+fibd_ctl_gc(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+
+	ctl_free(d->ctl_old);
+	d->ctl_old = NULL;
+}
+
 /* Apply the sections of n that differ from o (o NULL: all of them). */
 static void
 fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
@@ -616,26 +628,35 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 			log_warnx("netlink families or tables changed: restart fibd to apply");
 	}
 	if ((changed & CONF_CONTROL) && o) {
-		if (strcmp(fibd_ctl_path(d, o), fibd_ctl_path(d, n))) {
+		const char *path = fibd_ctl_path(d, n);
+
+		if (strcmp(fibd_ctl_path(d, o), path)) {
+			/*
+			 * A new path: listen there now; the old socket and its
+			 * clients go a moment later, so an answer to a "reload"
+			 * that came through it (this may be its callback) is
+			 * flushed first.
+			 */
 			struct ctl *ctl = fibd_ctl_new(d, n);
 
 			if (ctl) {
-				ctl_free(d->ctl);
+				if (d->ctl_old)
+					ctl_free(d->ctl_old);
+				d->ctl_old = d->ctl;
 				d->ctl = ctl;
+				event_add(d->ctl_gc, &(struct timeval){ 0, 200000 });
 			}
 		} else {
-			const char *path = fibd_ctl_path(d, n);
+			/* Same path: mode and group change in place, clients stay. */
+			if (n->control.group[0]) {
+				struct group *gr = getgrnam(n->control.group);
 
+				if (!gr || chown(path, (uid_t)-1, gr->gr_gid) < 0)
+					log_warnx("control socket %s: cannot set group %s", path,
+						  n->control.group);
+			}
 			if (chmod(path, n->control.mode) < 0)
 				log_warn("chmod %s", path);
-			if (n->control.group[0]) {
-				struct ctl *ctl;
-
-				/* A new group: reopen (the path is ours, so free first). */
-				ctl_free(d->ctl);
-				ctl = fibd_ctl_new(d, n);
-				d->ctl = ctl;
-			}
 		}
 	}
 	if (changed & CONF_LOOKUP)
@@ -1143,6 +1164,9 @@ main(int argc, char **argv)
 		if (!d.lookup)
 			fatal("lookup socket %s", d.conf->lookup.socket);
 	}
+	d.ctl_gc = evtimer_new(d.base, fibd_ctl_gc, &d);
+	if (!d.ctl_gc)
+		fatalx("timer");
 	d.sig_term = fibd_signal_new(&d, SIGTERM);
 	d.sig_int = fibd_signal_new(&d, SIGINT);
 	d.sig_usr1 = fibd_signal_new(&d, SIGUSR1);
@@ -1173,6 +1197,8 @@ main(int argc, char **argv)
 	t_stop = fibd_now();
 	fibd_log_stats(&d);
 	ctl_free(d.ctl);
+	ctl_free(d.ctl_old);
+	event_free(d.ctl_gc);
 	lookup_free(d.lookup);
 	if (d.http)
 		evhttp_free(d.http);

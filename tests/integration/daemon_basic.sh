@@ -189,6 +189,22 @@ fi
 kill -0 "$FIBD_PID" || nl_fail "fibd died"
 ctl show summary >/dev/null || nl_fail "fibd stopped answering"
 
+# Reload moving the control socket: the answer to `fibctl reload` still
+# arrives on the old socket, the new one serves, the old one goes.
+sock1=$sock
+sed "s|socket: $sock|socket: $TMP/ctl/moved.sock|; s|\"0600\"|\"0640\"|" "$TMP/good.yaml" >"$TMP/conf.yaml"
+ctl reload >"$TMP/reload2.out" 2>&1 || nl_fail "reload moving the socket: $(cat "$TMP/reload2.out")"
+sock=$TMP/ctl/moved.sock
+ctl show summary >/dev/null || nl_fail "moved socket does not answer"
+[ "$(stat -c %a "$sock")" = 640 ] || nl_fail "moved socket mode $(stat -c %a "$sock")"
+sleep 0.3
+[ -e "$sock1" ] && nl_fail "old socket still there after the move"
+# Same path, new mode: changed in place.
+sed 's|"0640"|"0600"|' "$TMP/conf.yaml" >"$TMP/conf2.yaml" && mv "$TMP/conf2.yaml" "$TMP/conf.yaml"
+ctl reload >/dev/null || nl_fail "reload with a new mode"
+[ "$(stat -c %a "$sock")" = 600 ] || nl_fail "mode not changed in place"
+echo "ok: control socket moved and re-moded by reloads"
+
 # Stop: SIGTERM exits within 1 s, also while the first dump is loading.
 t0=$(date +%s%N)
 nl_fibd_stop
@@ -196,6 +212,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "ok: SIGTERM when idle: exited in $ms ms"
 [ $ms -lt 1000 ] || nl_fail "exit took $ms ms"
 [ -e "$sock" ] && nl_fail "socket left behind"
+sock=$sock1
 cp "$TMP/good.yaml" "$TMP/conf.yaml"
 nl_fibd_start "$TMP/fibd2.log" -c "$TMP/conf.yaml"
 for i in $(seq 200); do [ -S "$sock" ] && break; sleep 0.005; done
