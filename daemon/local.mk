@@ -47,6 +47,18 @@ tests_unit_lookup_test_SOURCES = tests/unit/lookup_test.c
 tests_unit_lookup_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_lookup_test_LDADD = daemon/libingest.la fib/libfib.la $(CHECK_LIBS) -lpthread
 
+# The same under ThreadSanitizer: lookup threads reading while the test
+# thread adds routes (FIB built with TSAN too, as fib_rcu_tsan).
+if TSAN_TESTS
+check_PROGRAMS += tests/unit/lookup_tsan_test
+TESTS += tests/unit/lookup_tsan_test
+tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c \
+	$(fib_libfib_la_SOURCES)
+tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
+tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
+tests_unit_lookup_tsan_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
+endif
+
 # The config golden files through `fibd -n`, fibctl's output golden files
 # (tests/ctl), and the whole daemon in a namespace (root; else skipped).
 TESTS += \

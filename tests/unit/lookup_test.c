@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,58 @@ START_TEST(test_many_clients)
 }
 END_TEST
 
+/* A client thread queries while this thread (the writer) changes routes. */
+static void *
+query_loop(void *arg)
+{
+	static uint64_t b[LOOKUP_RESP_MAX / 8 + 1];
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	uint32_t addrs[LOOKUP_BATCH_MAX];
+	int fd = lookup_client_connect(path);
+	long bad = 0;
+
+	if (fd < 0)
+		return (void *)1L;
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+		addrs[i] = htonl(0x0b000000u + (uint32_t)i * 4099u);
+	for (int k = 0; k < 500; k++)
+		if (lookup_client_query(fd, AF_INET, 0, addrs, LOOKUP_BATCH_MAX, b, &resp, &res,
+					&nh) < 0)
+			bad++;
+	close(fd);
+	return (void *)bad;
+}
+
+START_TEST(test_concurrent_updates)
+{
+	pthread_t t;
+	void *bad;
+	char pfx[32];
+
+	ck_assert_int_eq(pthread_create(&t, NULL, query_loop, NULL), 0);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 300; i++) {
+			struct fib_route r;
+			uint8_t fam;
+
+			snprintf(pfx, sizeof(pfx), "11.%d.%d.0/24", i / 256, i % 256);
+			if (round % 2 == 0) {
+				add4(pfx, "10.0.0.7", 7, 1 + i % 2);
+			} else {
+				memset(&r, 0, sizeof(r));
+				ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &fam), 0);
+				r.family = fam;
+				r.table = 254;
+				ck_assert_int_eq(fib_del(fib, &r), 0);
+			}
+		}
+	pthread_join(t, &bad);
+	ck_assert_ptr_null(bad);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -250,6 +303,7 @@ main(void)
 	tcase_add_test(tc, test_multipath);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_many_clients);
+	tcase_add_test(tc, test_concurrent_updates);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
