@@ -220,19 +220,23 @@ ctl_client_free(struct ctl_client *c)
 static void
 ctl_answer(struct ctl *ctl, struct evbuffer *out, const struct ctl_reply *r)
 {
-	struct evbuffer_ptr p;
+	size_t len = evbuffer_get_length(ctl->data);
 	char code[8];
 
 	snprintf(code, sizeof(code), "%03d-", r->code);
-	while (evbuffer_get_length(ctl->data)) {
-		size_t len;
+	if (len) {
+		const char *p = (const char *)evbuffer_pullup(ctl->data, -1), *end = p + len;
 
-		p = evbuffer_search_eol(ctl->data, NULL, NULL, EVBUFFER_EOL_LF);
-		len = p.pos < 0 ? evbuffer_get_length(ctl->data) : (size_t)p.pos + 1;
-		evbuffer_add(out, code, 4);
-		evbuffer_remove_buffer(ctl->data, out, len);
-		if (p.pos < 0)
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+			evbuffer_add(out, code, 4);
+			evbuffer_add(out, p, n);
 			evbuffer_add(out, "\n", 1);
+			p += n + 1;
+		}
+		evbuffer_drain(ctl->data, len);
 	}
 	evbuffer_add_printf(out, "%03d %s\n", r->code, r->msg);
 	ctl->st.requests++;

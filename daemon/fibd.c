@@ -361,25 +361,46 @@ fibd_prefix_covers(const union fib_addr *p, unsigned plen, const union fib_addr 
 	return 1;
 }
 
+/* One route as `show routes` and --dump print it, built in one buffer:
+ * the control socket formats a full table with it on the main loop. */
 static int
 fibd_route_line(const struct fib_match *m, void *arg)
 {
 	struct fibd_walk *w = arg;
-	char buf[INET6_ADDRSTRLEN];
+	char line[2048], buf[INET6_ADDRSTRLEN];
+	size_t n;
 
 	if (w->filter && (m->plen < w->plen || !fibd_prefix_covers(&w->prefix, w->plen, &m->prefix)))
 		return 0;
 	inet_ntop(m->family, m->prefix.b, buf, sizeof(buf));
-	evbuffer_add_printf(w->out, "%s %s/%u", fib_type_name(m->type), buf, m->plen);
+	n = (size_t)snprintf(line, sizeof(line), "%s %s/%u", fib_type_name(m->type), buf, m->plen);
 	if (m->table != RT_TABLE_MAIN)
-		evbuffer_add_printf(w->out, " table %u", m->table);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " table %u", m->table);
 	if (m->tos)
-		evbuffer_add_printf(w->out, " tos %u", m->tos);
-	evbuffer_add_printf(w->out, " metric %u", m->info->priority);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " tos %u", m->tos);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, " metric %u", m->info->priority);
 	if (m->info->nh_id)
-		evbuffer_add_printf(w->out, " nhid %u", m->info->nh_id);
-	fibd_print_nh(w->d, w->out, m->info, 0);
-	evbuffer_add(w->out, "\n", 1);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " nhid %u", m->info->nh_id);
+	for (unsigned i = 0; i < m->info->nh_count && n < sizeof(line) - 128; i++) {
+		const struct fib_nh *nh = &m->info->nh[i];
+		const char *name = ingest_ifname(w->d->ing, nh->ifindex);
+
+		memcpy(line + n, " nh", 3);
+		n += 3;
+		if (nh->gw_family) {
+			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " via %s", buf);
+		}
+		if (nh->ifindex && name)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " dev %s", name);
+		else if (nh->ifindex)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " dev if%u", nh->ifindex);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " w %u", nh->weight);
+	}
+	if (n > sizeof(line) - 1)
+		n = sizeof(line) - 1;
+	line[n++] = '\n';
+	evbuffer_add(w->out, line, n);
 	w->n++;
 	return 0;
 }
