@@ -307,10 +307,14 @@ fibd_ctl_path(const struct fibd *d, const struct conf *c)
 	return d->opts.ctl_path ? d->opts.ctl_path : c->control.socket;
 }
 
+/* conf log levels are syslog priorities; -v means debug whatever the file says. */
 static void
 fibd_log_level(const struct fibd *d, const struct conf *c)
 {
-	log_set_verbose(d->opts.verbose || c->log.level >= CONF_LOG_DEBUG);
+	int debug = d->opts.verbose || c->log.level >= CONF_LOG_DEBUG;
+
+	log_set_verbose(debug);
+	log_set_level(debug ? CONF_LOG_DEBUG : (int)c->log.level);
 }
 
 /* Output shared by the control socket and the test-only files. */

@@ -24,7 +24,8 @@ static struct {
 	const char *ident;
 	int verbose;
 	int journal; /* prefix lines with <prio> for journald */
-} log_state = { "fibd", 0, 0 };
+	int level;   /* drop messages of a higher priority number */
+} log_state = { "fibd", 0, 0, LOG_DEBUG };
 
 void
 log_init(const char *ident, int verbose)
@@ -40,6 +41,12 @@ log_set_verbose(int verbose)
 	log_state.verbose = verbose;
 }
 
+void
+log_set_level(int level)
+{
+	log_state.level = level;
+}
+
 int
 log_get_verbose(void)
 {
@@ -53,6 +60,8 @@ log_vemit(int prio, int err, const char *fmt, va_list ap)
 	size_t n = 0;
 	int r;
 
+	if (prio > log_state.level)
+		return;
 	if (log_state.journal)
 		r = snprintf(buf, sizeof(buf), "<%d>", prio);
 	else

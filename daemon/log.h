@@ -24,6 +24,10 @@ void log_init(const char *ident, int verbose);
 /* 0 = info and above, 1 = debug. Context: main thread. */
 void log_set_verbose(int verbose);
 int log_get_verbose(void);
+/* Drop messages of lower importance than the syslog priority level
+ * (LOG_ERR..LOG_DEBUG; fatal is always written). Default LOG_DEBUG: all,
+ * debug still needing verbose. Context: main thread. */
+void log_set_level(int level);
 
 /* Context: any thread (one write(2) per line); fatal/fatalx exit(1). */
 void log_warn(const char *fmt, ...) LOG_PRINTF(1, 2);

@@ -245,6 +245,7 @@ with open(sys.argv[2], "w") as f:
 EOT
 	rcv=$!
 	for i in $(seq 50); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+	sed 's/level: info/level: warning/' "$TMP/good.yaml" >"$TMP/conf.yaml"
 	NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=400000 nl_fibd_start "$TMP/fibd3.log" -c "$TMP/conf.yaml"
 	wait_ready
 	sleep 0.5
@@ -258,6 +259,8 @@ EOT
 	done
 	[ "$n" -ge 3 ] || nl_fail "sd_notify: $n WATCHDOG=1 in about 0.8 s at 0.2 s intervals"
 	echo "ok: sd_notify: READY, STATUS, RELOADING, $n WATCHDOG, STOPPING"
+	grep -q 'ready:' "$TMP/fibd3.log" && nl_fail "log level warning: info lines logged"
+	echo "ok: log.level warning drops info lines"
 fi
 
 # Not running: a clear error.
