@@ -1367,8 +1367,6 @@ load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool i
 	return &tn->kv;
 }
 
-static void tree_retire(struct TRIE_PREFIX *t, struct tkv *n);
-
 /* Free an unpublished tree; leaves too when with_leaves. */
 static void
 tree_free_now(struct TRIE_PREFIX *t, struct tkv *n, bool with_leaves)
@@ -1408,9 +1406,12 @@ load_collect(const struct tkv *n, struct load_ent *e, size_t k)
 	return k;
 }
 
-/* Free an unpublished tree built by load_prepare, leaves and references. */
+/*
+ * Drop a whole tree: every alias's reference, every node and leaf, freed
+ * at once when it was never published, else retired for the grace period.
+ */
 static void
-tree_discard(struct TRIE_PREFIX *t, struct tkv *n)
+tree_release(struct TRIE_PREFIX *t, struct tkv *n, bool published)
 {
 	if (!n)
 		return;
@@ -1419,9 +1420,12 @@ tree_discard(struct TRIE_PREFIX *t, struct tkv *n)
 			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
 	} else {
 		for (unsigned long i = 0; i < child_length(n); i++)
-			tree_discard(t, TNODE(n)->child[i]);
+			tree_release(t, TNODE(n)->child[i], published);
 	}
-	elem_free_now(t, n);
+	if (published)
+		elem_retire(t, n);
+	else
+		elem_free_now(t, n);
 }
 
 /*
@@ -1560,31 +1564,16 @@ TN(load_publish)(struct TRIE_PREFIX *t, void *tree, size_t routes)
 	T_STORE(t->root, (struct tkv *)tree);
 	t->routes = routes;
 	rfb_rebuild(t);
-	tree_retire(t, old);
+	tree_release(t, old, true);
 }
 
 void
 TN(load_discard)(struct TRIE_PREFIX *t, void *tree)
 {
-	tree_discard(t, tree);
+	tree_release(t, tree, false);
 }
 
 /* ------------------------------------------------------- flush and free */
-
-static void
-tree_retire(struct TRIE_PREFIX *t, struct tkv *n)
-{
-	if (!n)
-		return;
-	if (IS_LEAF(n)) {
-		for (unsigned a = 0; a < n->n; a++)
-			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
-	} else {
-		for (unsigned long i = 0; i < child_length(n); i++)
-			tree_retire(t, TNODE(n)->child[i]);
-	}
-	elem_retire(t, n);
-}
 
 void
 TN(flush)(struct TRIE_PREFIX *t)
@@ -1593,7 +1582,7 @@ TN(flush)(struct TRIE_PREFIX *t)
 
 	T_STORE(t->root, NULL);
 	rfb_rebuild(t);
-	tree_retire(t, old);
+	tree_release(t, old, true);
 	t->routes = 0;
 }
 
