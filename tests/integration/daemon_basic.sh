@@ -199,10 +199,16 @@ ctl show summary >/dev/null || nl_fail "moved socket does not answer"
 [ "$(stat -c %a "$sock")" = 640 ] || nl_fail "moved socket mode $(stat -c %a "$sock")"
 sleep 0.3
 [ -e "$sock1" ] && nl_fail "old socket still there after the move"
-# Same path, new mode: changed in place.
-sed 's|"0640"|"0600"|' "$TMP/conf.yaml" >"$TMP/conf2.yaml" && mv "$TMP/conf2.yaml" "$TMP/conf.yaml"
+# Same path, new mode (and group, when nogroup exists): changed in place.
+grp=""
+getent group nogroup >/dev/null && grp='  group: nogroup'
+sed 's|"0640"|"0600"|' "$TMP/conf.yaml" | awk -v g="$grp" '{print} /mode:/ && g != "" {print g}' >"$TMP/conf2.yaml" &&
+	mv "$TMP/conf2.yaml" "$TMP/conf.yaml"
 ctl reload >/dev/null || nl_fail "reload with a new mode"
 [ "$(stat -c %a "$sock")" = 600 ] || nl_fail "mode not changed in place"
+if [ -n "$grp" ]; then
+	[ "$(stat -c %G "$sock")" = nogroup ] || nl_fail "group not changed in place: $(stat -c %G "$sock")"
+fi
 echo "ok: control socket moved and re-moded by reloads"
 
 # Stop: SIGTERM exits within 1 s, also while the first dump is loading.
