@@ -13,8 +13,7 @@ noinst_HEADERS += \
 	daemon/nl.h \
 	daemon/ingest.h \
 	daemon/ctl.h \
-	daemon/lookup.h \
-	daemon/lookup_proto.h
+	daemon/lookup.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 

@@ -27,7 +27,7 @@
 
 #include "fib/fib.h"
 #include "daemon/lookup.h"
-#include "daemon/lookup_proto.h"
+#include "fib/lookup_proto.h"
 
 struct lookup_thread {
 	struct lookup *l;

@@ -16,7 +16,8 @@ noinst_HEADERS += \
 	fib/pool.h \
 	fib/reclaim.h \
 	fib/fib_priv.h
-nobase_include_HEADERS += fib/fib.h
+# The batch lookup protocol and its header-only client API (fibd's socket).
+nobase_include_HEADERS += fib/fib.h fib/lookup_proto.h
 fib_libfib_la_CFLAGS = $(AM_CFLAGS) -O3
 fib_libfib_la_LIBADD = $(URCU_LIBS) -lpthread
 fib_libfib_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^(fib|flow)_'

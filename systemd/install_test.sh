@@ -56,6 +56,7 @@ case " $programs " in
 *) echo "note: fibctl is not built yet (daemon/local.mk); not checked" ;;
 esac
 want "$includedir/fib/fib.h"
+want "$includedir/fib/lookup_proto.h"
 want "$pkgconfigdir/libfib.pc"
 if ls "$root$libdir"/libfib.so.* >/dev/null 2>&1; then
 	echo "ok: $libdir/libfib.so.*"

@@ -24,7 +24,7 @@
 
 #include "fib/fib.h"
 #include "daemon/lookup.h"
-#include "daemon/lookup_proto.h"
+#include "fib/lookup_proto.h"
 
 static struct fib *fib;
 static struct lookup *svc;
