@@ -170,6 +170,7 @@ struct flow_cache {
 	bool wk_running;
 	bool wk_stop;
 	const struct fib *wk_fib;
+	uint64_t wk_beat; /* atomic: flow_mono_ns() of the worker's last wakeup */
 };
 
 /* Types above; helpers, hash, lookup, insert, reclamation, expiry, worker,
@@ -862,8 +863,9 @@ flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, u
  * Batches of FLOW_BATCH: hash all and prefetch the bucket heads, load the
  * heads and prefetch the first entries, walk, then send every miss and
  * bypassed key of the chunk to the FIB at once (fib_lookup4_batch_rcu for
- * IPv4 tos 0 keys of one table), so that independent memory accesses
- * overlap instead of one lookup's misses following another's.
+ * IPv4 tos 0 keys of one table, fib_lookup6_batch_rcu for IPv6 ones), so
+ * that independent memory accesses overlap instead of one lookup's misses
+ * following another's.
  */
 #define FLOW_BATCH 64
 
@@ -874,8 +876,10 @@ flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct
 	struct flow_probe p[FLOW_BATCH];
 	uint32_t addr[FLOW_BATCH], a, table = 0;
 	struct fib_result r4[FLOW_BATCH];
-	uint8_t idx[FLOW_BATCH];
-	size_t done, k, i, j, nb, hits = 0;
+	uint8_t addr6[FLOW_BATCH][16];
+	uint32_t table6 = 0;
+	uint8_t idx[FLOW_BATCH], idx6[FLOW_BATCH];
+	size_t done, k, i, j, nb, nb6, hits = 0;
 	uint64_t gen = 0;
 	int bypass = 0;
 
@@ -918,7 +922,7 @@ flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct
 				p[i].state = FLOW_P_MISS;
 			}
 		}
-		for (i = 0, nb = 0; i < k; i++) {
+		for (i = 0, nb = 0, nb6 = 0; i < k; i++) {
 			if (p[i].state == FLOW_P_HIT)
 				continue;
 			if (kk[i].family == AF_INET && kk[i].tos == 0 &&
@@ -927,6 +931,11 @@ flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct
 				memcpy(&a, kk[i].dst.b, 4);
 				addr[nb] = ntohl(a);
 				idx[nb++] = (uint8_t)i;
+			} else if (kk[i].family == AF_INET6 && kk[i].tos == 0 &&
+				   (nb6 == 0 || kk[i].table == table6)) {
+				table6 = kk[i].table;
+				memcpy(addr6[nb6], kk[i].dst.b, 16);
+				idx6[nb6++] = (uint8_t)i;
 			} else {
 				rr[i] = flow_fib_lookup(fib, &kk[i]);
 			}
@@ -935,6 +944,11 @@ flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct
 			fib_lookup4_batch_rcu(fib, table, addr, r4, nb);
 			for (j = 0; j < nb; j++)
 				rr[idx[j]] = r4[j];
+		}
+		if (nb6) {
+			fib_lookup6_batch_rcu(fib, table6, (const uint8_t (*)[16])addr6, r4, nb6);
+			for (j = 0; j < nb6; j++)
+				rr[idx6[j]] = r4[j];
 		}
 		for (i = 0; i < k; i++)
 			if (p[i].state == FLOW_P_MISS)
@@ -1018,6 +1032,7 @@ flow_yield(struct flow_cache *fc)
 	uint64_t deadline;
 
 	__atomic_store_n(&fc->want_cpu, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED); /* a long pass lives */
 	st(&fc->yields, ld(&fc->yields) + 1);
 	if (!fc->cfg.yield_sleep) {
 		sched_yield();
@@ -1262,6 +1277,7 @@ flow_worker(void *arg)
 	next = now + half + (fc->cfg.secret[0] ^ fc->cfg.secret[1]) % (half + 1);
 	last_pressure = now - fc->cfg.gc_min_interval;
 	while (!fc->wk_stop) {
+		__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED);
 		now = flow_now(fc);
 		st(&fc->tick_now, now);
 		if (__atomic_load_n(&fc->pressure, __ATOMIC_ACQUIRE) &&
@@ -1307,6 +1323,7 @@ flow_cache_start(struct flow_cache *fc, const struct fib *fib)
 	fc->wk_stop = false;
 	__atomic_store_n(&fc->stopping, 0, __ATOMIC_RELAXED);
 	st(&fc->tick_now, flow_now(fc));
+	__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&fc->ticking, 1, __ATOMIC_RELAXED);
 	rc = pthread_create(&fc->wk_thread, NULL, flow_worker, fc);
 	if (rc) {
@@ -1333,6 +1350,17 @@ flow_cache_stop(struct flow_cache *fc)
 	__atomic_store_n(&fc->ticking, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&fc->stopping, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&fc->want_cpu, 0, __ATOMIC_RELAXED);
+}
+
+int
+flow_cache_alive(const struct flow_cache *fc, uint64_t max_age)
+{
+	uint64_t beat = __atomic_load_n(&fc->wk_beat, __ATOMIC_RELAXED);
+	uint64_t now = flow_mono_ns();
+
+	if (!fc->wk_running)
+		return 0;
+	return now < beat || now - beat <= max_age;
 }
 
 void

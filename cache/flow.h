@@ -165,7 +165,8 @@ int flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t tabl
 /*
  * The same for n keys at once: the memory accesses of independent
  * lookups overlap (prefetched bucket heads and entries, and the misses of
- * every 64 keys resolved by one fib_lookup4_batch_rcu). res[i] answers
+ * every 64 keys resolved by one fib_lookup4_batch_rcu and one
+ * fib_lookup6_batch_rcu). res[i] answers
  * keys[i]. Returns the number of hits. Call with fib_read_lock held, on a
  * registered thread.
  */
@@ -204,6 +205,12 @@ void flow_cache_flush(struct flow_cache *fc);
 int flow_cache_start(struct flow_cache *fc, const struct fib *fib);
 /* Stop and join the worker; returns within a few ms. Context: owner. */
 void flow_cache_stop(struct flow_cache *fc);
+/*
+ * 1 if the worker runs and woke up (or yielded in a pass) within max_age
+ * ns of now; it wakes at least every 0.5 s (gc_timeout / 32 if smaller)
+ * while idle: the watchdog's sign of life. Context: owner.
+ */
+int flow_cache_alive(const struct flow_cache *fc, uint64_t max_age);
 /*
  * Ask a running scan to yield at its next bucket (writer, main thread or
  * a lookup thread waiting for CPU). Context: any; async-signal-safe.

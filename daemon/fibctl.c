@@ -6,8 +6,8 @@
  * the control socket (daemon/ctl.h describes the protocol), reads the
  * answer ("NNN-data" lines, then "NNN message") and prints it:
  *
- *   show summary, show trie   "key value" lines, aligned as a table; with
- *                             --json one object (numbers, true/false and
+ *   show summary, show trie,  "key value" lines, aligned as a table; with
+ *   show cache                --json one object (numbers, true/false and
  *                             strings as they look)
  *   lookup ADDR... | -        one line per address, as DESIGN.md fixes it;
  *                             "-" reads addresses from stdin, sent in
@@ -488,7 +488,8 @@ main(int argc, char **argv)
 	fibctl_read(&c, &a);
 	if (fibctl_check(&c, &a) == 0) {
 		if (argc >= 2 && !strcmp(argv[0], "show") &&
-		    (!strcmp(argv[1], "summary") || !strcmp(argv[1], "trie")))
+		    (!strcmp(argv[1], "summary") || !strcmp(argv[1], "trie") ||
+		     !strcmp(argv[1], "cache")))
 			fibctl_print_kv(&c, &a);
 		else
 			fibctl_print_lines(&c, &a);

@@ -40,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <event2/buffer.h>
@@ -49,6 +51,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "fib/fib.h"
+#include "fib/rcu.h"
+#include "cache/flow.h"
 #include "conf/conf.h"
 #include "daemon/ctl.h"
 #include "daemon/ingest.h"
@@ -84,6 +88,9 @@ struct fibd {
 	struct ingest *ing;
 	struct ctl *ctl;
 	struct lookup *lookup; /* NULL: lookup.threads is 0 */
+	struct flow_cache *cache; /* NULL: cache.enabled is false */
+	uint64_t secret[2];       /* the cache's hash key, kept across rebuilds */
+	uint64_t cache_rebuilds;
 	struct evhttp *http;   /* NULL: metrics.enabled is false */
 	struct ctl *ctl_old;   /* replaced by a reload, freed by ctl_gc */
 	struct event *ctl_gc;
@@ -301,6 +308,75 @@ fibd_fib_params(const struct conf *c, struct fib_params *p)
 							      : FIB_RECLAIM_CALL_RCU;
 }
 
+/* conf durations are microseconds, flow_config's nanoseconds. */
+static void
+fibd_flow_config(const struct fibd *d, const struct conf *c, struct flow_config *f)
+{
+	flow_config_default(f);
+	f->enabled = c->cache.enabled;
+	f->buckets = c->cache.buckets;
+	f->max_entries = c->cache.max_entries;
+	f->gc_interval = c->cache.gc_interval_us * 1000;
+	f->gc_timeout = c->cache.gc_timeout_us * 1000;
+	f->gc_min_interval = c->cache.gc_min_interval_us * 1000;
+	f->gc_elasticity = c->cache.gc_elasticity;
+	f->scan_budget = c->cache.scan_budget_us * 1000;
+	f->yield_check = c->cache.yield_every;
+	f->chain_cap = c->cache.chain_cap;
+	f->secret[0] = d->secret[0];
+	f->secret[1] = d->secret[1];
+}
+
+/* A new cache for c (NULL: disabled or failed), its worker started if
+ * the FIB is loaded. */
+static struct flow_cache *
+fibd_cache_new(struct fibd *d, const struct conf *c)
+{
+	struct flow_config f;
+	struct flow_cache *fc;
+	int err;
+
+	if (!c->cache.enabled)
+		return NULL;
+	fibd_flow_config(d, c, &f);
+	fc = flow_cache_new(&f);
+	if (!fc) {
+		log_warn("flow cache (%u buckets, %u entries)", c->cache.buckets,
+			 c->cache.max_entries);
+		return NULL;
+	}
+	if (d->ready && (err = flow_cache_start(fc, d->fib)) < 0) {
+		log_warnx("flow cache worker: %s", strerror(-err));
+		flow_cache_free(fc);
+		return NULL;
+	}
+	return fc;
+}
+
+/*
+ * Publish fc (release store: readers see it built), wait a grace period
+ * (the lookup threads are RCU readers, they may still hold the old
+ * pointer), then stop and free the old cache. Context: main thread,
+ * outside read sections.
+ */
+static void
+fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
+{
+	struct flow_cache *old = d->cache;
+	double t0;
+
+	if (d->lookup)
+		lookup_set_cache(d->lookup, fc);
+	d->cache = fc;
+	if (!old)
+		return;
+	urcu_memb_synchronize_rcu();
+	t0 = fibd_now();
+	flow_cache_stop(old);
+	log_debug("flow cache: old worker stopped in %.3f ms", (fibd_now() - t0) * 1e3);
+	flow_cache_free(old);
+}
+
 static const char *
 fibd_ctl_path(const struct fibd *d, const struct conf *c)
 {
@@ -420,15 +496,32 @@ fibd_lookup_table(const struct fibd *d)
 
 /* One answer as `fibctl lookup` prints it (DESIGN.md). */
 static void
-fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a, uint8_t tos)
+fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
+		 const struct ctl_addr *src, uint8_t tos, uint32_t iif)
 {
 	struct fib_result res;
 	struct fib_match m;
+	struct flow_key k;
 	char abuf[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN];
+	uint32_t table = fibd_lookup_table(d), dst4, src4 = 0;
 
 	inet_ntop(a->family, a->a.b, abuf, sizeof(abuf));
+	if (d->cache) {
+		if (a->family == AF_INET) {
+			memcpy(&dst4, a->a.b, 4);
+			if (src && src->family == AF_INET)
+				memcpy(&src4, src->a.b, 4);
+			flow_key_set4(&k, table, ntohl(dst4), ntohl(src4), tos, iif);
+		} else {
+			flow_key_set6(&k, table, a->a.b,
+				      src && src->family == AF_INET6 ? src->a.b : NULL, tos, iif);
+		}
+	}
 	fib_read_lock();
-	res = fib_lookup_rcu(d->fib, a->family, a->a.b, fibd_lookup_table(d), tos);
+	if (d->cache)
+		flow_lookup_rcu(d->cache, d->fib, &k, &res);
+	else
+		res = fib_lookup_rcu(d->fib, a->family, a->a.b, table, tos);
 	if (fib_result_get(&res, &m) != 0) {
 		fib_read_unlock();
 		evbuffer_add_printf(out, "%s -\n", abuf);
@@ -525,7 +618,7 @@ fibd_write_lookups(struct fibd *d, const char *in, const char *path)
 		if (inet_pton(a.family, line, a.a.b) != 1)
 			evbuffer_add_printf(out, "%s error\n", line);
 		else
-			fibd_lookup_line(d, out, &a, 0);
+			fibd_lookup_line(d, out, &a, NULL, 0, 0);
 	}
 	fclose(fi);
 	rc = fibd_write_file(path, out);
@@ -597,6 +690,12 @@ fibd_watchdog(evutil_socket_t fd, short what, void *arg)
 		log_warnx_rl(&d->rl_watchdog, "watchdog: a lookup thread is stuck, not notifying");
 		return;
 	}
+	/* The worker runs from ready on and wakes at least every 0.5 s. */
+	if (d->cache && d->ready && !flow_cache_alive(d->cache, 5000000000ull)) {
+		log_warnx_rl(&d->rl_watchdog, "watchdog: the flow cache worker is stuck, "
+			     "not notifying");
+		return;
+	}
 	sd_notify(0, "WATCHDOG=1");
 }
 
@@ -625,6 +724,48 @@ fibd_ctl_gc(evutil_socket_t fd, short what, void *arg)
 
 	ctl_free(d->ctl_old);
 	d->ctl_old = NULL;
+}
+
+/*
+ * The cache section changed: the gc tunables change in place; a new size,
+ * chain cap or enabled flag means a new cache, built and started here,
+ * then swapped in (fibd_cache_swap). If the new one cannot be built the
+ * old one stays.
+ */
+static void
+fibd_cache_apply(struct fibd *d, const struct conf *n)
+{
+	struct flow_config f;
+	struct flow_cache *fc;
+	int err;
+
+	if (!n->cache.enabled) {
+		if (d->cache)
+			log_info("flow cache disabled");
+		fibd_cache_swap(d, NULL);
+		return;
+	}
+	fibd_flow_config(d, n, &f);
+	if (d->cache) {
+		err = flow_cache_reconfigure(d->cache, &f);
+		if (err == 0) {
+			log_info("flow cache: gc settings applied");
+			return;
+		}
+		if (err != -EOPNOTSUPP) {
+			log_warnx("flow cache: settings refused: %s", strerror(-err));
+			return;
+		}
+	}
+	fc = fibd_cache_new(d, n);
+	if (!fc) {
+		log_warnx("flow cache: keeping the old cache");
+		return;
+	}
+	fibd_cache_swap(d, fc);
+	d->cache_rebuilds++;
+	log_info("flow cache: rebuilt with %u buckets, %u entries at most", n->cache.buckets,
+		 n->cache.max_entries);
 }
 
 /* Apply the sections of n that differ from o (o NULL: all of them). */
@@ -691,8 +832,8 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 			evhttp_free(d->http);
 		d->http = n->metrics.enabled ? fibd_http_new(d, n->metrics.address) : NULL;
 	}
-	if (changed & CONF_CACHE)
-		log_info("cache settings are not used by this build");
+	if ((changed & CONF_CACHE) && o)
+		fibd_cache_apply(d, n);
 }
 
 /* Parse the whole file again; on errors keep the old conf. Error lines
@@ -784,7 +925,58 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 		evbuffer_add_printf(out, "lookup_requests %llu\n", (unsigned long long)ls.requests);
 		evbuffer_add_printf(out, "lookup_addresses %llu\n", (unsigned long long)ls.addresses);
 	}
-	evbuffer_add_printf(out, "cache %s\n", "unavailable");
+	if (d->cache) {
+		struct flow_stats fs;
+
+		flow_cache_stats(d->cache, &fs);
+		evbuffer_add_printf(out, "cache enabled\n");
+		evbuffer_add_printf(out, "cache_entries %llu\n", (unsigned long long)fs.entries);
+	} else {
+		evbuffer_add_printf(out, "cache disabled\n");
+	}
+}
+
+/* flow_cache_stats as "key value" lines (fibctl makes a table or JSON). */
+static void
+fibd_show_cache(struct fibd *d, struct evbuffer *out)
+{
+	struct flow_stats st;
+	const struct conf_cache *c = &d->conf->cache;
+
+	if (!d->cache) {
+		evbuffer_add_printf(out, "enabled false\n");
+		return;
+	}
+	flow_cache_stats(d->cache, &st);
+#define P(name, v) evbuffer_add_printf(out, "%s %llu\n", name, (unsigned long long)(v))
+	evbuffer_add_printf(out, "enabled true\n");
+	P("buckets", c->buckets);
+	P("max_entries", c->max_entries);
+	P("entries", st.entries);
+	P("lookups", st.lookups);
+	P("hits", st.hits);
+	P("misses", st.misses);
+	P("stale_hits", st.stale_hits);
+	P("inserts", st.inserts);
+	P("admit_deferred", st.admit_deferred);
+	P("insert_full", st.insert_full);
+	P("evict_chain", st.evict_chain);
+	P("evict_size", st.evict_size);
+	P("expired_idle", st.expired_idle);
+	P("expired_stale", st.expired_stale);
+	P("flushed", st.flushed);
+	P("gc_runs", st.gc_runs);
+	P("gc_pressure_runs", st.gc_pressure_runs);
+	P("buckets_scanned", st.buckets_scanned);
+	evbuffer_add_printf(out, "gc_ms_last %.3f\n", (double)st.gc_ns_last * 1e-6);
+	evbuffer_add_printf(out, "gc_ms_max %.3f\n", (double)st.gc_ns_max * 1e-6);
+	P("yields", st.yields);
+	P("bypass", st.bypass);
+	P("bypassed", st.bypassed);
+	P("chain_max", flow_cache_chain_max(d->cache));
+	P("rebuilds", d->cache_rebuilds);
+	P("bytes", st.bytes);
+#undef P
 }
 
 static void
@@ -858,6 +1050,39 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "fibd_netlink_drops_total %llu\n", (unsigned long long)st.drops);
 	fibd_metric(out, "netlink_resyncs_total", "counter", "Completed resynchronisations.");
 	evbuffer_add_printf(out, "fibd_netlink_resyncs_total %llu\n", (unsigned long long)st.resyncs);
+	if (d->cache) {
+		struct flow_stats cs;
+
+		flow_cache_stats(d->cache, &cs);
+#define C(name, type, help, v)                                                         \
+	do {                                                                           \
+		fibd_metric(out, "cache_" name, type, help);                           \
+		evbuffer_add_printf(out, "fibd_cache_" name " %llu\n",                 \
+				    (unsigned long long)(v));                          \
+	} while (0)
+		C("entries", "gauge", "Flow cache entries.", cs.entries);
+		C("bytes", "gauge", "Flow cache memory, bytes.", cs.bytes);
+		C("lookups_total", "counter", "Flow cache lookups.", cs.lookups);
+		C("hits_total", "counter", "Flow cache hits.", cs.hits);
+		C("misses_total", "counter", "Flow cache misses.", cs.misses);
+		C("inserts_total", "counter", "Flow cache inserts.", cs.inserts);
+		C("evictions_chain_total", "counter", "Evicted: chain full.", cs.evict_chain);
+		C("evictions_size_total", "counter", "Evicted by pressure GC.", cs.evict_size);
+		C("expired_idle_total", "counter", "Expired: idle.", cs.expired_idle);
+		C("expired_stale_total", "counter", "Expired: older FIB generation.",
+		  cs.expired_stale);
+		C("gc_runs_total", "counter", "Periodic expiry runs.", cs.gc_runs);
+		C("gc_buckets_scanned_total", "counter", "Buckets scanned by expiry.",
+		  cs.buckets_scanned);
+		C("gc_yields_total", "counter", "Expiry yields.", cs.yields);
+#undef C
+		fibd_metric(out, "cache_gc_seconds_last", "gauge", "Last expiry run, seconds.");
+		evbuffer_add_printf(out, "fibd_cache_gc_seconds_last %.9f\n",
+				    (double)cs.gc_ns_last * 1e-9);
+		fibd_metric(out, "cache_gc_seconds_max", "gauge", "Longest expiry run, seconds.");
+		evbuffer_add_printf(out, "fibd_cache_gc_seconds_max %.9f\n",
+				    (double)cs.gc_ns_max * 1e-9);
+	}
 	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
 	evbuffer_add_printf(out, "fibd_reloads_total %llu\n", (unsigned long long)d->reloads);
 	fibd_metric(out, "reload_failures_total", "counter", "Refused config reloads.");
@@ -889,6 +1114,7 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 {
 	struct fibd *d = arg;
 	struct fibd_walk w = { .d = d, .out = out };
+	unsigned iif;
 	char *s;
 
 	switch (cmd->op) {
@@ -924,13 +1150,32 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 	case CTL_LOOKUP:
 		if (!d->ready)
 			goto not_ready;
+		iif = 0;
+		if (cmd->iif[0]) {
+			iif = if_nametoindex(cmd->iif);
+			if (!iif)
+				iif = ingest_ifindex(d->ing, cmd->iif);
+			if (!iif) {
+				r->code = 400;
+				snprintf(r->msg, sizeof(r->msg), "no such interface: %s", cmd->iif);
+				break;
+			}
+		}
 		for (unsigned i = 0; i < cmd->naddr; i++)
-			fibd_lookup_line(d, out, &cmd->addr[i], cmd->tos);
+			fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL,
+					 cmd->tos, iif);
 		break;
 	case CTL_SHOW_CACHE:
+		fibd_show_cache(d, out);
+		break;
 	case CTL_FLUSH_CACHE:
-		r->code = 503;
-		snprintf(r->msg, sizeof(r->msg), "not available: no flow cache in this build");
+		if (!d->cache) {
+			r->code = 503;
+			snprintf(r->msg, sizeof(r->msg), "not available: the flow cache is disabled");
+			break;
+		}
+		flow_cache_flush(d->cache);
+		snprintf(r->msg, sizeof(r->msg), "flushed");
 		break;
 	case CTL_RELOAD:
 		if (fibd_reload(d, out) < 0) {
@@ -1071,6 +1316,12 @@ fibd_ready(struct ingest *ing, void *arg)
 		 "event-loop stall %.1f ms", st.dump_seconds, st.ingest_seconds - st.dump_seconds,
 		 d->probe_max * 1e3);
 	fibd_status(d);
+	if (d->cache) {
+		int err = flow_cache_start(d->cache, d->fib);
+
+		if (err < 0) /* the watchdog will notice */
+			log_warnx("flow cache worker: %s", strerror(-err));
+	}
 	if (d->lookup)
 		lookup_set_ready(d->lookup, 1);
 	sd_notify(0, "READY=1");
@@ -1166,6 +1417,8 @@ main(int argc, char **argv)
 	if (!d.base)
 		fatalx("event_base_new failed");
 	fib_thread_online();
+	if (getrandom(d.secret, sizeof(d.secret), 0) != sizeof(d.secret))
+		fatal("getrandom");
 	fibd_fib_params(d.conf, &p);
 	d.fib = fib_new(&p);
 	if (!d.fib)
@@ -1188,6 +1441,13 @@ main(int argc, char **argv)
 				      fibd_lookup_table(&d));
 		if (!d.lookup)
 			fatal("lookup socket %s", d.conf->lookup.socket);
+	}
+	if (d.conf->cache.enabled) {
+		d.cache = fibd_cache_new(&d, d.conf);
+		if (!d.cache)
+			fatalx("cannot create the flow cache");
+		if (d.lookup)
+			lookup_set_cache(d.lookup, d.cache);
 	}
 	d.ctl_gc = evtimer_new(d.base, fibd_ctl_gc, &d);
 	if (!d.ctl_gc)
@@ -1225,6 +1485,13 @@ main(int argc, char **argv)
 	ctl_free(d.ctl_old);
 	event_free(d.ctl_gc);
 	lookup_free(d.lookup);
+	if (d.cache) {
+		double t0 = fibd_now();
+
+		flow_cache_stop(d.cache);
+		log_info("flow cache worker stopped in %.3f ms", (fibd_now() - t0) * 1e3);
+		flow_cache_free(d.cache);
+	}
 	if (d.http)
 		evhttp_free(d.http);
 	event_free(d.sig_term);

@@ -176,6 +176,15 @@ ingest_ifname(const struct ingest *ing, uint32_t ifindex)
 	return NULL;
 }
 
+uint32_t
+ingest_ifindex(const struct ingest *ing, const char *name)
+{
+	for (size_t i = 0; i < ing->nlinks; i++)
+		if (ing->links[i].known && !strcmp(ing->links[i].name, name))
+			return (uint32_t)i;
+	return 0;
+}
+
 /* Sets. */
 
 static void

@@ -123,5 +123,7 @@ void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
 
 /* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */
 const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);
+/* The reverse: an ifindex from RTNLGRP_LINK, or 0. Context: main thread. */
+uint32_t ingest_ifindex(const struct ingest *ing, const char *name);
 
 #endif

@@ -21,8 +21,8 @@ sbin_PROGRAMS += daemon/fibd
 daemon_fibd_SOURCES = daemon/fibd.c
 daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml"'
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
-daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la fib/libfib.la \
-	$(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(SYSTEMD_LIBS)
+daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \
+	$(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(SYSTEMD_LIBS) $(URCU_LIBS)
 
 bin_PROGRAMS += daemon/fibctl
 daemon_fibctl_SOURCES = daemon/fibctl.c
@@ -37,21 +37,23 @@ check_PROGRAMS += tests/unit/ctl_test
 TESTS += tests/unit/ctl_test
 tests_unit_ctl_test_SOURCES = tests/unit/ctl_test.c
 tests_unit_ctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_unit_ctl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBEVENT_LIBS) $(CHECK_LIBS)
+tests_unit_ctl_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(LIBEVENT_LIBS) \
+	$(CHECK_LIBS) $(URCU_LIBS)
 
 # The batch lookup service over a real socket and a real FIB.
 check_PROGRAMS += tests/unit/lookup_test
 TESTS += tests/unit/lookup_test
 tests_unit_lookup_test_SOURCES = tests/unit/lookup_test.c
 tests_unit_lookup_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_lookup_test_LDADD = daemon/libingest.la fib/libfib.la $(CHECK_LIBS) -lpthread
+tests_unit_lookup_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(CHECK_LIBS) \
+	$(URCU_LIBS) -lpthread
 
 # The same under ThreadSanitizer: lookup threads reading while the test
 # thread adds routes (FIB built with TSAN too, as fib_rcu_tsan).
 if TSAN_TESTS
 check_PROGRAMS += tests/unit/lookup_tsan_test
 TESTS += tests/unit/lookup_tsan_test
-tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c \
+tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c cache/flow.c \
 	$(fib_libfib_la_SOURCES)
 tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
 tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
@@ -63,11 +65,13 @@ endif
 TESTS += \
 	tests/integration/daemon_conf.sh \
 	tests/integration/daemon_fibctl.sh \
-	tests/integration/daemon_basic.sh
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh
 dist_noinst_SCRIPTS += \
 	tests/integration/daemon_conf.sh \
 	tests/integration/daemon_fibctl.sh \
-	tests/integration/daemon_basic.sh
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh
 EXTRA_DIST += tests/ctl daemon/README.md
 
 # Netlink integration tests (network namespaces, real kernel; skipped
@@ -81,7 +85,8 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/nl_ris.sh \
 	tests/integration/nl_reset.sh \
-	tests/integration/daemon_basic.sh
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \

@@ -6,7 +6,8 @@
  * its counters (written by it alone, read relaxed by lookup_stats), so the
  * threads share nothing but the read-only FIB and the listening socket.
  * IPv4 batches use fib_lookup4_batch_rcu (independent lookups overlap
- * their memory accesses); the whole answer is built inside one read-side
+ * their memory accesses), or flow_lookup_batch_rcu when fibd gave us a
+ * flow cache (source, tos and iif 0 in the keys); the whole answer is built inside one read-side
  * section, since results point into the FIB only until fib_read_unlock().
  */
 #include "config.h"
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "fib/fib.h"
+#include "cache/flow.h"
 #include "daemon/lookup.h"
 #include "fib/lookup_proto.h"
 
@@ -39,6 +41,7 @@ struct lookup_thread {
 	uint64_t resp_buf[LOOKUP_RESP_MAX / 8 + 1];
 	uint32_t a4[LOOKUP_BATCH_MAX];
 	struct fib_result res[LOOKUP_BATCH_MAX];
+	struct flow_key keys[LOOKUP_BATCH_MAX];
 	struct lookup_stats st;
 	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
 };
@@ -48,6 +51,7 @@ struct lookup {
 	int lfd, efd;
 	uint32_t table;
 	int ready;
+	struct flow_cache *cache; /* published by lookup_set_cache; NULL: none */
 	unsigned nthreads;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct lookup_thread *t;
@@ -64,6 +68,7 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	const uint8_t *addr = (const uint8_t *)(q + 1);
 	size_t alen;
 	uint32_t table, nh_total = 0;
+	struct flow_cache *fc;
 	unsigned n;
 
 	memset(r, 0, sizeof(*r));
@@ -95,10 +100,21 @@ lookup_answer(struct lookup_thread *t, size_t len)
 			t->a4[i] = ntohl(a);
 		}
 	fib_read_lock();
-	if (q->family == AF_INET)
+	/* Paired with the release store of lookup_set_cache: the cache is
+	 * fully built before we see it, and not freed before we unlock. */
+	fc = __atomic_load_n(&t->l->cache, __ATOMIC_ACQUIRE);
+	if (fc) {
+		for (unsigned i = 0; i < n; i++)
+			if (q->family == AF_INET)
+				flow_key_set4(&t->keys[i], table, t->a4[i], 0, 0, 0);
+			else
+				flow_key_set6(&t->keys[i], table, addr + 16 * i, NULL, 0, 0);
+		flow_lookup_batch_rcu(fc, t->l->fib, t->keys, t->res, n);
+	} else if (q->family == AF_INET) {
 		fib_lookup4_batch_rcu(t->l->fib, table, t->a4, t->res, n);
-	else
+	} else {
 		fib_lookup6_batch_rcu(t->l->fib, table, (const uint8_t (*)[16])addr, t->res, n);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct fib_match m;
 		struct lookup_result *o = &res[i];
@@ -336,6 +352,12 @@ void
 lookup_set_ready(struct lookup *l, int ready)
 {
 	__atomic_store_n(&l->ready, ready, __ATOMIC_RELAXED);
+}
+
+void
+lookup_set_cache(struct lookup *l, struct flow_cache *fc)
+{
+	__atomic_store_n(&l->cache, fc, __ATOMIC_RELEASE);
 }
 
 void

@@ -13,6 +13,7 @@
  *
  *   listen fd ──accept──> thread k: poll(listen, efd, clients...)
  *                              recv -> fib_lookup{4,6}_batch_rcu -> send
+ *                                      (or flow_lookup_batch_rcu)
  */
 #ifndef DAEMON_LOOKUP_H
 #define DAEMON_LOOKUP_H
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 struct fib;
+struct flow_cache;
 struct lookup;
 
 #define LOOKUP_THREADS_MAX 64
@@ -37,6 +39,15 @@ struct lookup *lookup_new(struct fib *fib, const char *path, unsigned mode, cons
 void lookup_free(struct lookup *l);
 /* Answers carry LOOKUP_F_READY from now on. Context: any. */
 void lookup_set_ready(struct lookup *l, int ready);
+
+/*
+ * Answer through fc from now on (NULL: straight from the FIB). The store
+ * is a release: a thread that loads the pointer inside its read section
+ * sees the cache fully built. A replaced cache is still in use until a
+ * grace period has passed (fibd_grace: synchronize_rcu); only then
+ * flow_cache_stop and flow_cache_free it. Context: main thread.
+ */
+void lookup_set_cache(struct lookup *l, struct flow_cache *fc);
 
 /* 1 if every thread came back from poll (1 s timeout) within max_age
  * seconds: the watchdog's check. Context: any. */

@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# DOC: fibd's flow cache, live, in a network namespace. fibd starts with
+# the cache enabled (small table, short gc_interval) and the lookup
+# service on, then:
+#   - `show cache` counters move after lookups (control socket and the
+#     batch lookup service both go through the cache), and the expiry
+#     worker runs;
+#   - a cached answer follows a route change (`ip route replace`): the
+#     FIB generation makes the entry stale;
+#   - `flush cache` empties it;
+#   - reload with a different cache size rebuilds the cache (lookups keep
+#     working), a gc-only change applies in place, enabled: false removes
+#     it and enabled: true brings it back;
+#   - the metrics carry fibd_cache_*; SIGTERM stops the worker quickly.
+# Exits 77 when not root.
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/integration/lib.sh"
+FIBCTL=${FIBCTL:-./daemon/fibctl}
+FIBL=${FIBL:-./examples/fibl}
+
+nl_require
+[ -x "$FIBCTL" ] || nl_fail "fibctl not built at $FIBCTL"
+nl_ns cache
+ip -n "$NS" addr add 10.0.0.1/24 dev v0
+ip -n "$NS" addr add 2001:db8:ffff::1/64 dev v0 nodad
+ip -n "$NS" route add 192.0.2.0/24 via 10.0.0.2
+ip -n "$NS" route add 198.51.100.0/24 via 10.0.0.3
+ip -n "$NS" route add 2001:db8:1::/48 via 2001:db8:ffff::2
+
+sock=$TMP/ctl/fibd.sock
+ctl() { "$FIBCTL" -s "$sock" "$@"; }
+# kv NAME: a value of `show cache`
+kv() { ctl show cache | awk -v k="$1" '$1 == k { print $2 }'; }
+conf() { # conf BUCKETS MAX_ENTRIES GC_INTERVAL [ENABLED]
+	cat <<EOT
+cache:
+  enabled: ${4:-true}
+  buckets: $1
+  max_entries: $2
+  gc_interval: $3
+  gc_timeout: 10s
+control:
+  socket: $sock
+lookup:
+  threads: 2
+  socket: $TMP/ctl/lookup.sock
+log:
+  level: debug
+EOT
+}
+conf 1024 4096 1s >"$TMP/conf.yaml"
+nl_fibd_start "$TMP/fibd.log" -c "$TMP/conf.yaml"
+i=0
+while ! ctl --json show summary 2>/dev/null | grep -q '"ready": true'; do
+	i=$((i + 1))
+	[ $i -le 300 ] || nl_fail "not ready after 30 s: $(cat "$TMP/fibd.log")"
+	kill -0 "$FIBD_PID" 2>/dev/null || nl_fail "fibd died: $(cat "$TMP/fibd.log")"
+	sleep 0.1
+done
+ctl --json show cache | grep -q '"enabled": true' || nl_fail "show cache: $(ctl show cache)"
+[ "$(kv buckets)" = 1024 ] || nl_fail "buckets $(kv buckets)"
+
+# Counters move: the doorkeeper admits a flow on its second sighting.
+l0=$(kv lookups)
+for i in 1 2 3; do
+	ctl lookup 192.0.2.7 2001:db8:1::9 >"$TMP/l.$i" || nl_fail "lookup"
+done
+grep -q '^192.0.2.7 192.0.2.0/24 unicast via 10.0.0.2 dev v0$' "$TMP/l.3" || nl_fail "lookup: $(cat "$TMP/l.3")"
+grep -q '^2001:db8:1::9 2001:db8:1::/48 unicast via 2001:db8:ffff::2 dev v0$' "$TMP/l.3" ||
+	nl_fail "lookup6: $(cat "$TMP/l.3")"
+[ "$(kv lookups)" -ge $((l0 + 6)) ] || nl_fail "lookups did not move: $(ctl show cache)"
+[ "$(kv inserts)" -ge 2 ] || nl_fail "no inserts: $(ctl show cache)"
+[ "$(kv hits)" -ge 2 ] || nl_fail "no hits: $(ctl show cache)"
+[ "$(kv entries)" -ge 2 ] || nl_fail "no entries: $(ctl show cache)"
+# with a key: from, tos, iif are other flows
+ctl lookup 192.0.2.7 from 10.0.0.1 tos 0 iif v0 | grep -q '^192.0.2.7 192.0.2.0/24 unicast via 10.0.0.2 dev v0$' ||
+	nl_fail "lookup with a key"
+ctl lookup 192.0.2.7 iif nosuchdev 2>"$TMP/err" && nl_fail "iif nosuchdev accepted"
+grep -q 'no such interface' "$TMP/err" || nl_fail "iif nosuchdev: $(cat "$TMP/err")"
+echo "ok: counters move: $(ctl --json show cache | tr -d '\n' | cut -c1-200)"
+
+# The batch lookup service answers through the cache too.
+if [ -x "$FIBL" ]; then
+	l0=$(kv lookups)
+	printf '192.0.2.8\n2001:db8:1::8\n198.51.100.1\n' >"$TMP/addrs"
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" - <"$TMP/addrs" >"$TMP/fibl" || nl_fail "fibl"
+	grep -q '^198.51.100.1 198.51.100.0/24 unicast via 10.0.0.3 dev v0$' "$TMP/fibl" || nl_fail "fibl: $(cat "$TMP/fibl")"
+	[ "$(kv lookups)" -ge $((l0 + 3)) ] || nl_fail "lookup service bypasses the cache"
+	echo "ok: lookup service through the cache"
+fi
+
+# The expiry worker runs (gc_interval 1 s, first run jittered in [0.5, 1]).
+for i in $(seq 30); do [ "$(kv gc_runs)" -ge 1 ] && break; sleep 0.1; done
+[ "$(kv gc_runs)" -ge 1 ] || nl_fail "no gc run: $(ctl show cache)"
+echo "ok: expiry worker: gc_runs $(kv gc_runs), buckets_scanned $(kv buckets_scanned)"
+
+# A route change changes a cached answer.
+for i in 1 2 3; do ctl lookup 198.51.100.5 >/dev/null; done
+h0=$(kv hits)
+ctl lookup 198.51.100.5 | grep -q 'via 10.0.0.3 dev v0$' || nl_fail "before the change"
+[ "$(kv hits)" -gt "$h0" ] || nl_fail "198.51.100.5 not cached"
+ip -n "$NS" route replace 198.51.100.0/24 via 10.0.0.4
+ok=0
+for i in $(seq 50); do
+	ctl lookup 198.51.100.5 | grep -q '^198.51.100.5 198.51.100.0/24 unicast via 10.0.0.4 dev v0$' && { ok=1; break; }
+	sleep 0.1
+done
+[ $ok = 1 ] || nl_fail "cached answer did not follow the route change: $(ctl lookup 198.51.100.5)"
+ip -n "$NS" route replace 198.51.100.0/24 via 10.0.0.3
+echo "ok: a route change replaces the cached answer"
+
+# Flush.
+[ "$(kv entries)" -ge 1 ] || nl_fail "nothing to flush"
+ctl flush cache >/dev/null || nl_fail "flush cache failed"
+[ "$(kv entries)" = 0 ] || nl_fail "flush left $(kv entries) entries"
+[ "$(kv flushed)" -ge 1 ] || nl_fail "flushed not counted"
+echo "ok: flush cache"
+
+# Metrics.
+ctl metrics | grep -q '^fibd_cache_lookups_total [1-9]' || nl_fail "metrics: fibd_cache_lookups_total"
+ctl metrics | grep -q '^fibd_cache_gc_runs_total [1-9]' || nl_fail "metrics: fibd_cache_gc_runs_total"
+
+# Reload: gc settings in place, a new size rebuilds, disable, enable.
+reload() { ctl reload >"$TMP/reload.out" 2>&1 || nl_fail "reload: $(cat "$TMP/reload.out")"; }
+conf 1024 4096 2s >"$TMP/conf.yaml"
+reload
+grep -q 'flow cache: gc settings applied' "$TMP/fibd.log" || nl_fail "gc settings not applied in place"
+[ "$(kv rebuilds)" = 0 ] || nl_fail "gc change rebuilt the cache"
+conf 4096 16384 2s >"$TMP/conf.yaml"
+reload
+[ "$(kv buckets)" = 4096 ] || nl_fail "reload: buckets $(kv buckets)"
+[ "$(kv rebuilds)" = 1 ] || nl_fail "reload: rebuilds $(kv rebuilds)"
+[ "$(kv entries)" = 0 ] || nl_fail "new cache not empty"
+for i in 1 2 3; do ctl lookup 192.0.2.7 >/dev/null; done
+[ "$(kv hits)" -ge 1 ] || nl_fail "new cache unused: $(ctl show cache)"
+if [ -x "$FIBL" ]; then
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" - <"$TMP/addrs" >"$TMP/fibl2" || nl_fail "fibl after rebuild"
+	cmp -s "$TMP/fibl" "$TMP/fibl2" || nl_fail "fibl answers changed after the rebuild"
+fi
+conf 4096 16384 2s false >"$TMP/conf.yaml"
+reload
+ctl --json show cache | grep -q '"enabled": false' || nl_fail "disable: $(ctl show cache)"
+ctl lookup 192.0.2.7 | grep -q 'via 10.0.0.2' || nl_fail "lookup without the cache"
+ctl flush cache 2>/dev/null && nl_fail "flush of a disabled cache exited 0"
+conf 2048 8192 2s >"$TMP/conf.yaml"
+reload
+[ "$(kv buckets)" = 2048 ] || nl_fail "enable again: $(ctl show cache)"
+for i in $(seq 30); do [ "$(kv gc_runs)" -ge 1 ] && break; sleep 0.1; done
+[ "$(kv gc_runs)" -ge 1 ] || nl_fail "no gc run in the re-enabled cache"
+echo "ok: reload: in place, rebuild 1024 -> 4096 buckets, disable, enable"
+
+kill -0 "$FIBD_PID" || nl_fail "fibd died"
+kill -TERM "$FIBD_PID"
+wait "$FIBD_PID" || nl_fail "fibd exit status $?"
+grep -o 'flow cache worker stopped in [0-9.]* ms' "$TMP/fibd.log" || nl_fail "no stop line"
+ms=$(grep -o 'flow cache worker stopped in [0-9.]* ms' "$TMP/fibd.log" | awk '{ print $6 }')
+awk -v m="$ms" 'BEGIN { exit !(m < 10) }' || nl_fail "worker stop took $ms ms"
+echo "ok: stop"
+exit 0
