@@ -371,6 +371,7 @@ fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
 	if (!old)
 		return;
 	urcu_memb_synchronize_rcu();
+	FIB_TSAN_GRACE_END();
 	t0 = fibd_now();
 	flow_cache_stop(old);
 	log_debug("flow cache: old worker stopped in %.3f ms", (fibd_now() - t0) * 1e3);
@@ -1161,6 +1162,13 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 				break;
 			}
 		}
+		for (unsigned i = 0; cmd->has_src && i < cmd->naddr; i++)
+			if (cmd->addr[i].family != cmd->src.family) {
+				r->code = 400;
+				snprintf(r->msg, sizeof(r->msg),
+					 "from: source and destination families differ");
+				return;
+			}
 		for (unsigned i = 0; i < cmd->naddr; i++)
 			fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL,
 					 cmd->tos, iif);

@@ -79,6 +79,10 @@ ctl lookup 192.0.2.7 from 10.0.0.1 tos 0 iif v0 | grep -q '^192.0.2.7 192.0.2.0/
 	nl_fail "lookup with a key"
 ctl lookup 192.0.2.7 iif nosuchdev 2>"$TMP/err" && nl_fail "iif nosuchdev accepted"
 grep -q 'no such interface' "$TMP/err" || nl_fail "iif nosuchdev: $(cat "$TMP/err")"
+ctl lookup 192.0.2.7 from 2001:db8::1 2>"$TMP/err" && nl_fail "mixed families accepted"
+grep -q 'families differ' "$TMP/err" || nl_fail "mixed families: $(cat "$TMP/err")"
+ctl lookup 2001:db8:1::9 from 2001:db8:ffff::1 | grep -q '^2001:db8:1::9 2001:db8:1::/48 ' ||
+	nl_fail "IPv6 lookup with a source"
 echo "ok: counters move: $(ctl --json show cache | tr -d '\n' | cut -c1-200)"
 
 # The batch lookup service answers through the cache too.

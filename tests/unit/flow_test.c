@@ -137,6 +137,27 @@ route4(struct fib *fib, const char *pfx, uint8_t gw, bool del)
 	}
 }
 
+/* An IPv6 route without a gateway, through ifindex. */
+static void
+route6(struct fib *fib, const char *pfx, unsigned ifindex)
+{
+	struct fib_route r;
+	struct fib_nh nh;
+	uint8_t fam;
+
+	memset(&r, 0, sizeof(r));
+	memset(&nh, 0, sizeof(nh));
+	ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &fam), 0);
+	r.family = fam;
+	r.type = FIB_UNICAST;
+	r.table = 254;
+	r.nh_count = 1;
+	r.nh = &nh;
+	nh.weight = 1;
+	nh.ifindex = ifindex;
+	ck_assert_int_eq(fib_add(fib, &r, FIB_ADD_REPLACE), 0);
+}
+
 /* plen * 256 + last gateway byte, -1 for no match. Under read lock. */
 static int
 answer(const struct fib_result *res)
@@ -340,12 +361,14 @@ START_TEST(test_batch)
 	cfg_test(&c, NULL);
 	c.admit = FLOW_ADMIT_DOORKEEPER;
 	fc = flow_cache_new(&c);
+	route6(fib, "2001:db8::/32", 3);
+	route6(fib, "2001:db8::80/121", 4); /* half of the v6 keys */
 	for (i = 0; i < 1000; i++) {
 		int f = i % 200;
 
-		if (f % 50 == 7) {
-			v6[15] = (uint8_t)f;
-			flow_key_set6(&k[i], 254, v6, NULL, 0, 1);
+		if (f % 50 == 7 || f % 10 == 4) { /* IPv6: misses batched too */
+			v6[15] = (uint8_t)(f * 7);
+			flow_key_set6(&k[i], f % 20 == 14 ? 100 : 254, v6, NULL, 0, 1);
 		} else {
 			flow_key_set4(&k[i], f % 10 == 3 ? 100 : 254,
 				      A(10 + f % 2, 1, 2, (unsigned)f), 5, f % 20 == 9 ? 16 : 0, 1);
@@ -838,9 +861,18 @@ START_TEST(test_stop)
 	/* idle worker, waiting for its first run */
 	cfg_test(&c, NULL);
 	fc = flow_cache_new(&c);
+	ck_assert_int_eq(flow_cache_alive(fc, S(5)), 0);
 	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
 	ck_assert_int_eq(flow_cache_start(fc, fib), -EALREADY);
+	ck_assert_int_eq(flow_cache_alive(fc, S(5)), 1);
+	{ /* the idle worker wakes every 0.5 s at most: its beat stays fresh */
+		struct timespec ts = { 1, 200000000 };
+
+		nanosleep(&ts, NULL);
+		ck_assert_int_eq(flow_cache_alive(fc, S(1)), 1);
+	}
 	flow_cache_stop(fc);
+	ck_assert_int_eq(flow_cache_alive(fc, S(5)), 0);
 	for (i = 0, best = UINT64_MAX; i < 3; i++)
 		if ((dt = stop_ns(fc, fib)) < best)
 			best = dt;

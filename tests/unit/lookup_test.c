@@ -7,7 +7,10 @@
  * header-only client: answers equal fib_lookup_rcu for random addresses,
  * next hops of a multipath route, malformed requests answered with a
  * status (bad magic, count 0 or 257, length not matching count, bad
- * family) with the connection kept, the ready flag, several clients.
+ * family) with the connection kept, the ready flag, several clients;
+ * with a flow cache (lookup_set_cache): the same answers, hits counted, a
+ * route change seen through cached entries, caches swapped and freed
+ * (after a grace period) under a querying client.
  */
 #include "config.h"
 
@@ -20,9 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fib/fib.h"
+#include "fib/rcu.h"
+#include "cache/flow.h"
 #include "daemon/lookup.h"
 #include "fib/lookup_proto.h"
 
@@ -289,6 +295,147 @@ START_TEST(test_concurrent_updates)
 }
 END_TEST
 
+static struct flow_cache *
+cache_new(uint32_t buckets)
+{
+	struct flow_config c;
+	struct flow_cache *fc;
+
+	flow_config_default(&c);
+	c.secret[0] = 1;
+	c.secret[1] = 2;
+	c.buckets = buckets;
+	c.admit = FLOW_ADMIT_ALL;
+	c.bypass_below = 0;
+	fc = flow_cache_new(&c);
+	ck_assert_ptr_nonnull(fc);
+	ck_assert_int_eq(flow_cache_start(fc, fib), 0);
+	return fc;
+}
+
+/* Every answer of one query of addrs (network order) equals the FIB's. */
+static void
+check_query(int fd, const uint32_t *addrs, unsigned n)
+{
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, addrs, n, buf, &resp, &res, &nh), 0);
+	ck_assert_uint_eq(resp->count, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct fib_result fr;
+		struct fib_match m;
+
+		fib_read_lock();
+		fr = fib_lookup_rcu(fib, AF_INET, &addrs[i], 254, 0);
+		if (fib_result_get(&fr, &m) != 0) {
+			ck_assert_uint_eq(res[i].type, 0);
+		} else {
+			ck_assert_uint_eq(res[i].plen, m.plen);
+			ck_assert_uint_eq(res[i].nh_count, m.info->nh_count);
+			ck_assert_int_eq(memcmp(nh[res[i].nh_first].gw, m.info->nh[0].gw.b, 4), 0);
+		}
+		fib_read_unlock();
+	}
+}
+
+static void
+cache_drop(struct flow_cache *fc)
+{
+	lookup_set_cache(svc, NULL);
+	urcu_memb_synchronize_rcu();
+	FIB_TSAN_GRACE_END();
+	flow_cache_stop(fc);
+	flow_cache_free(fc);
+}
+
+START_TEST(test_cache)
+{
+	struct flow_cache *fc = cache_new(1024);
+	struct flow_stats st;
+	uint32_t addrs[LOOKUP_BATCH_MAX];
+	int fd = lookup_client_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	lookup_set_cache(svc, fc);
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+		addrs[i] = htonl(0x0a010200u + (uint32_t)(i % 64) * 4); /* 64 flows */
+	for (int round = 0; round < 3; round++)
+		check_query(fd, addrs, LOOKUP_BATCH_MAX);
+	flow_cache_stats(fc, &st);
+	ck_assert_uint_eq(st.lookups, 3 * LOOKUP_BATCH_MAX);
+	ck_assert_uint_ge(st.hits, 3 * LOOKUP_BATCH_MAX - 64);
+	/* a more specific route: cached answers must not survive it */
+	add4("10.1.2.0/25", "10.0.0.20", 8, 1);
+	check_query(fd, addrs, LOOKUP_BATCH_MAX);
+	close(fd);
+	cache_drop(fc);
+}
+END_TEST
+
+static int swap_stop;
+
+static void *
+swap_query_loop(void *arg)
+{
+	uint32_t addrs[LOOKUP_BATCH_MAX];
+	const struct lookup_resp *resp = NULL;
+	const struct lookup_result *res = NULL;
+	const struct lookup_nh *nh;
+	uint64_t *b = malloc(sizeof(buf));
+	long bad = 0;
+	int fd = lookup_client_connect(path);
+
+	if (fd < 0 || !b)
+		return (void *)1;
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+		addrs[i] = htonl(0x0a010200u + (uint32_t)(i % 100));
+	while (!__atomic_load_n(&swap_stop, __ATOMIC_RELAXED)) {
+		if (lookup_client_query(fd, AF_INET, 0, addrs, LOOKUP_BATCH_MAX, b, &resp, &res,
+					&nh) < 0 || resp->count != LOOKUP_BATCH_MAX)
+			bad++;
+		else
+			for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+				if (res[i].plen != 24)
+					bad++;
+	}
+	close(fd);
+	free(b);
+	return (void *)bad;
+}
+
+START_TEST(test_cache_swap)
+{
+	struct flow_cache *fc = cache_new(256), *old;
+	pthread_t t;
+	void *bad;
+
+	lookup_set_cache(svc, fc);
+	__atomic_store_n(&swap_stop, 0, __ATOMIC_RELAXED);
+	ck_assert_int_eq(pthread_create(&t, NULL, swap_query_loop, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		old = fc;
+		fc = i % 5 == 4 ? NULL : cache_new(256u << (i % 4));
+		lookup_set_cache(svc, fc); /* as fibd_cache_swap */
+		if (old) {
+			urcu_memb_synchronize_rcu();
+			FIB_TSAN_GRACE_END();
+			flow_cache_stop(old);
+			flow_cache_free(old);
+		}
+	}
+	__atomic_store_n(&swap_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, &bad);
+	ck_assert_ptr_null(bad);
+	if (fc)
+		cache_drop(fc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -304,6 +451,8 @@ main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_many_clients);
 	tcase_add_test(tc, test_concurrent_updates);
+	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_cache_swap);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
