@@ -650,6 +650,20 @@ fibd_log_stats(struct fibd *d)
 		 (unsigned long long)st.resyncs, (unsigned long long)st.dump_intr,
 		 (unsigned long long)st.slices, (unsigned long long)st.nh_objects,
 		 errs[0] ? errs : " none");
+	if (d->cache) {
+		struct flow_stats fs;
+
+		flow_cache_stats(d->cache, &fs);
+		log_info("cache: entries=%llu lookups=%llu hits=%llu misses=%llu inserts=%llu "
+			 "evict_chain=%llu evict_size=%llu expired_idle=%llu expired_stale=%llu "
+			 "gc_runs=%llu gc_ms_max=%.3f bytes=%llu",
+			 (unsigned long long)fs.entries, (unsigned long long)fs.lookups,
+			 (unsigned long long)fs.hits, (unsigned long long)fs.misses,
+			 (unsigned long long)fs.inserts, (unsigned long long)fs.evict_chain,
+			 (unsigned long long)fs.evict_size, (unsigned long long)fs.expired_idle,
+			 (unsigned long long)fs.expired_stale, (unsigned long long)fs.gc_runs,
+			 (double)fs.gc_ns_max * 1e-6, (unsigned long long)fs.bytes);
+	}
 }
 
 

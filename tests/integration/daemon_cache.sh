@@ -13,7 +13,9 @@
 #   - reload with a different cache size rebuilds the cache (lookups keep
 #     working), a gc-only change applies in place, enabled: false removes
 #     it and enabled: true brings it back;
-#   - the metrics carry fibd_cache_*; SIGTERM stops the worker quickly.
+#   - the metrics carry fibd_cache_*; WATCHDOG=1 keeps coming (with
+#     NOTIFY_SOCKET and WATCHDOG_USEC of our own; needs python3); SIGTERM
+#     stops the worker quickly.
 # Exits 77 when not root.
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/integration/lib.sh"
@@ -51,7 +53,30 @@ log:
 EOT
 }
 conf 1024 4096 1s >"$TMP/conf.yaml"
+# sd_notify to a socket of ours, WatchdogSec=0.4 s: WATCHDOG=1 every 0.2 s
+# while the loop, the lookup threads and the expiry worker live.
+wd=0
+if command -v python3 >/dev/null; then
+	python3 - "$TMP/notify.sock" "$TMP/notify.txt" <<'EOT' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.5)
+end = time.time() + 20
+with open(sys.argv[2], "w") as f:
+    while time.time() < end:
+        try:
+            f.write(s.recv(4096).decode() + "\n"); f.flush()
+        except socket.timeout:
+            pass
+EOT
+	PIDS="$PIDS $!"
+	for i in $(seq 20); do [ -S "$TMP/notify.sock" ] && break; sleep 0.1; done
+	wd=1
+	export NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=400000
+fi
 nl_fibd_start "$TMP/fibd.log" -c "$TMP/conf.yaml"
+unset NOTIFY_SOCKET WATCHDOG_USEC
 i=0
 while ! ctl --json show summary 2>/dev/null | grep -q '"ready": true'; do
 	i=$((i + 1))
@@ -93,6 +118,15 @@ if [ -x "$FIBL" ]; then
 	grep -q '^198.51.100.1 198.51.100.0/24 unicast via 10.0.0.3 dev v0$' "$TMP/fibl" || nl_fail "fibl: $(cat "$TMP/fibl")"
 	[ "$(kv lookups)" -ge $((l0 + 3)) ] || nl_fail "lookup service bypasses the cache"
 	echo "ok: lookup service through the cache"
+fi
+
+if [ $wd = 1 ]; then
+	grep -q '^READY=1' "$TMP/notify.txt" || nl_fail "no READY=1: $(cat "$TMP/notify.txt")"
+	sleep 1
+	n=$(grep -c '^WATCHDOG=1' "$TMP/notify.txt")
+	[ "$n" -ge 3 ] || nl_fail "only $n WATCHDOG=1: $(grep watchdog "$TMP/fibd.log")"
+	grep -q 'is stuck' "$TMP/fibd.log" && nl_fail "watchdog: $(grep stuck "$TMP/fibd.log")"
+	echo "ok: watchdog: $n WATCHDOG=1 with the expiry worker alive"
 fi
 
 # The expiry worker runs (gc_interval 1 s, first run jittered in [0.5, 1]).
