@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# DOC: full-table churn soak of fibd (root; not in make check)
+#
+# In a network namespace: load a full table with `ip -batch` (tier1:
+# 901,899 IPv4 + 160,147 IPv6 routes; SOAK_SHORT=1: RIS rrc06 323,487
+# IPv4 + LINX 20,440 IPv6), start fibd with the flow cache's expiry worker
+# at gc_interval 1 s, then CYCLES times: withdraw the whole table (`ip
+# route flush proto boot`, both families), re-add it, replay the LINX
+# update hour (18,141 adds, 5,305 withdraws; LINX=0 skips it). Meanwhile
+# READERS (2) soak_reader processes look up SAMPLES sampled addresses
+# without pause through the batch lookup socket and check every answer:
+# status 0, and no match or a prefix that covers the address and is one
+# of the prefixes the table may hold (tables, trace adds, connected).
+#
+# Checked, else FAIL (exit 1):
+#   - after every withdrawal and every cycle (converged: SIGUSR1, fibd
+#     applies what is queued and writes --dump), the FIB equals `ip route
+#     show` route for route (nl_compare_dump, both families);
+#   - the readers saw no error and no answer outside the valid set;
+#   - fibd's VmRSS at the end is within RSS_TOLERANCE (10) % of its level
+#     after the first load;
+#   - no ENOBUFS left unresolved: `show summary` netlink_drops ==
+#     netlink_resyncs.
+# Exit 77 when not root or without network namespaces. Parameters by
+# environment: SOAK_SHORT CYCLES READERS SAMPLES LINX RSS_TOLERANCE, and
+# FIBD, FIBCTL, SOAK_READER (paths in the build directory).
+set -u
+. "$(dirname "$0")/../integration/lib.sh"
+: "${FIBCTL:=./daemon/fibctl}"
+: "${SOAK_READER:=./tests/soak/soak_reader}"
+SOAK_SHORT=${SOAK_SHORT:-0}
+if [ "$SOAK_SHORT" = 1 ]; then
+	CYCLES=${CYCLES:-2}
+	T4=ris-rrc06-20100701-v4 T6=linx-20141225-p69-v6 N4=300000 N6=20000
+else
+	CYCLES=${CYCLES:-10}
+	T4=gaissmai-tier1-v4 T6=gaissmai-tier1-v6 N4=900000 N6=160000
+fi
+READERS=${READERS:-2}
+SAMPLES=${SAMPLES:-20000}
+LINX=${LINX:-1}
+RSS_TOLERANCE=${RSS_TOLERANCE:-10}
+nl_require
+[ -x "$SOAK_READER" ] || nl_fail "soak_reader not built at $SOAK_READER"
+[ -x "$FIBCTL" ] || nl_fail "fibctl not built at $FIBCTL"
+
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc | sed 's/^\./0./; s/\(\.[0-9]\)[0-9]*/\1/'; }
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$FIBD_PID/status"; }
+fib_bytes() { "$FIBCTL" -s "$FIBD_SOCK" metrics | awk '$1 == "fibd_fib_bytes" { printf "%d", $2 / 1024 }'; }
+summary() { "$FIBCTL" -s "$FIBD_SOCK" show summary | awk -v k="$1" '$1 == k { print $2 }'; }
+
+nl_ns soak
+ip -n "$NS" addr add 10.0.0.1/24 dev v0
+ip -n "$NS" -6 addr add 2001:db8::1/64 dev v0 nodad
+
+v4=$(nl_routes_file "$T4" 4 "$N4")
+v6=$(nl_routes_file "$T6" 6 "$N6")
+{ nl_batch_routes "$v4" v0 10.0.0.2 2001:db8::2; nl_batch_routes "$v6" v0 10.0.0.2 2001:db8::2; } \
+	>"$TMP/add"
+upd=$DATA/linx-20141217-p52-updates-v4.txt.gz
+: >"$TMP/updates"
+if [ "$LINX" = 1 ]; then
+	[ -r "$upd" ] || nl_skip "no $upd (LINX=0 runs without it)"
+	zcat "$upd" | awk '$2 == "a" { print "route replace " $3 " via " $4 " dev v0 onlink" }
+		$2 == "w" { print "route del " $3 }' >"$TMP/updates"
+fi
+
+t0=$(now)
+ip -n "$NS" -batch "$TMP/add" || nl_fail "loading routes"
+echo "loaded $(wc -l <"$v4") v4 + $(wc -l <"$v6") v6 routes in $(since "$t0") s"
+
+# Every prefix the table may hold: the tables, the trace's adds, the
+# connected routes (ip prints them canonical; host routes without /len).
+{
+	cut -d' ' -f1 "$v4" "$v6"
+	awk '$1 == "route" && $2 == "replace" { print $3 }' "$TMP/updates"
+	{ ip -n "$NS" -o -4 route show; ip -n "$NS" -o -6 route show; } | grep -v ' proto boot' |
+		awk '{ p = $1; if (p == "default") next; if (p !~ /\//) p = p (index(p, ":") ? "/128" : "/32"); print p }'
+} >"$TMP/valid"
+{ nl_sample "$v4" $((SAMPLES * 9 / 10)) 21; nl_sample "$v6" $((SAMPLES / 10)) 22; } >"$TMP/addrs"
+
+cat >"$TMP/fibd.yaml" <<EOF
+control:
+  socket: $FIBD_SOCK
+lookup:
+  socket: $TMP/lookup.sock
+cache:
+  gc_interval: 1s
+  gc_timeout: 5s
+EOF
+t0=$(now)
+nl_fibd_start "$TMP/fibd.log" --dump "$TMP/dump"
+nl_wait_file "$TMP/dump" 300
+echo "fibd ready in $(since "$t0") s: $(summary routes_v4) v4, $(summary routes_v6) v6 routes"
+nl_compare_dump 254 "$TMP/dump" load
+rss0=$(rss)
+echo "rss after first load: $rss0 kB (fib $(fib_bytes) kB)"
+
+RPIDS=""
+for r in $(seq "$READERS"); do
+	"$SOAK_READER" "$TMP/lookup.sock" "$TMP/valid" "$TMP/addrs" >"$TMP/reader$r.out" 2>&1 &
+	RPIDS="$RPIDS $!"
+	PIDS="$PIDS $!"
+done
+
+for c in $(seq "$CYCLES"); do
+	t0=$(now)
+	ip -n "$NS" -4 route flush proto boot || nl_fail "cycle $c: flush v4"
+	ip -n "$NS" -6 route flush proto boot || nl_fail "cycle $c: flush v6"
+	tw=$(since "$t0")
+	nl_fibd_sync "$TMP/dump"
+	nl_compare_dump 254 "$TMP/dump" "withdraw$c" >/dev/null
+	t0=$(now)
+	ip -n "$NS" -batch "$TMP/add" || nl_fail "cycle $c: re-adding routes"
+	ta=$(since "$t0")
+	t0=$(now)
+	[ -s "$TMP/updates" ] && ip -n "$NS" -force -batch "$TMP/updates" 2>/dev/null
+	tu=$(since "$t0")
+	nl_fibd_sync "$TMP/dump"
+	nl_compare_dump 254 "$TMP/dump" "cycle$c" >/dev/null
+	for p in $RPIDS; do kill -0 "$p" 2>/dev/null || nl_fail "cycle $c: a reader died: $(cat "$TMP"/reader*.out)"; done
+	echo "cycle $c: withdraw ${tw}s add ${ta}s updates ${tu}s; fib $(wc -l <"$TMP/dump") routes = kernel; rss $(rss) kB (fib $(fib_bytes) kB); drops $(summary netlink_drops) resyncs $(summary netlink_resyncs)"
+done
+
+kill -TERM $RPIDS
+fail=0
+for p in $RPIDS; do wait "$p" || fail=1; done
+PIDS=$(echo "$PIDS" | sed "$(for p in $RPIDS; do printf 's/ %s\\b//;' "$p"; done)")
+cat "$TMP"/reader*.out
+[ "$fail" = 0 ] || nl_fail "a reader saw an error or an invalid answer"
+
+rss1=$(rss)
+drops=$(summary netlink_drops)
+resyncs=$(summary netlink_resyncs)
+"$FIBCTL" -s "$FIBD_SOCK" show summary | grep -E '^(routes_v4|routes_v6|generation|netlink_messages|netlink_drops|netlink_resyncs|cache) '
+"$FIBCTL" -s "$FIBD_SOCK" show cache 2>/dev/null | head -20
+echo "rss: $rss0 kB after the first load, $rss1 kB at the end (fib $(fib_bytes) kB) ($(echo "scale=1; ($rss1 - $rss0) * 100 / $rss0" | bc) %)"
+[ $((rss1 * 100)) -le $((rss0 * (100 + RSS_TOLERANCE))) ] && [ $((rss1 * 100)) -ge $((rss0 * (100 - RSS_TOLERANCE))) ] ||
+	nl_fail "rss $rss1 kB not within $RSS_TOLERANCE % of $rss0 kB"
+[ "$drops" = "$resyncs" ] || nl_fail "ENOBUFS unresolved: $drops drops, $resyncs resyncs"
+nl_fibd_stop
+echo "PASS: $CYCLES cycles"
