@@ -423,6 +423,8 @@ main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_set_timeout(tp, 60);
+	tcase_set_timeout(ts, 120); /* loaded machines */
 	signal(SIGPIPE, SIG_IGN); /* as fibd: a client gone is an EPIPE */
 
 	tcase_add_test(tp, test_parse_good);

@@ -444,6 +444,7 @@ main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_set_timeout(tc, 120); /* TSAN builds on a loaded machine */
 	signal(SIGPIPE, SIG_IGN);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_answers);
