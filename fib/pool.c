@@ -198,7 +198,8 @@ pool_alloc(struct pool *p, size_t size)
 		if (c->free) {
 			obj = c->free;
 			c->free = *(void **)obj;
-		} else if (c->cur + csize <= c->end || pool_grow(p, c, csize) == 0) {
+		} else if ((c->cur && csize <= (size_t)(c->end - c->cur)) ||
+			   pool_grow(p, c, csize) == 0) {
 			obj = c->cur;
 			c->cur += csize;
 		}
