@@ -9,15 +9,13 @@
 # leaving the input as tests/fuzz/{ctl,lookup}-fuzz-crash-* here.
 FUZZ_SECONDS = 60
 FUZZ_CLANG = clang
-FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-fsanitize-ignorelist=$(top_srcdir)/tests/soak/fuzz-ubsan-ignore.txt
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_RUN_FLAGS = -print_final_stats=1 -timeout=10 -error_exitcode=1 -timeout_exitcode=1
 FUZZ_FIB_SRC = $(fib_libfib_la_SOURCES:%=$(top_srcdir)/%)
 # lookup.c may answer through the flow cache: link it (left NULL here).
 FUZZ_FLOW_SRC = $(cache_libflow_la_SOURCES:%=$(top_srcdir)/%)
 EXTRA_DIST += tests/fuzz/ctl_fuzz.c tests/fuzz/lookup_fuzz.c \
-	tests/fuzz/ctl_corpus tests/fuzz/lookup_corpus tests/fuzz/README.md \
-	tests/soak/fuzz-ubsan-ignore.txt
+	tests/fuzz/ctl_corpus tests/fuzz/lookup_corpus tests/fuzz/README.md
 CLEANFILES += tests/fuzz/ctl_fuzz tests/fuzz/lookup_fuzz
 
 tests/fuzz/ctl_fuzz: $(top_srcdir)/tests/fuzz/ctl_fuzz.c $(top_srcdir)/daemon/ctl.c \
@@ -30,7 +28,7 @@ tests/fuzz/ctl_fuzz: $(top_srcdir)/tests/fuzz/ctl_fuzz.c $(top_srcdir)/daemon/ct
 
 tests/fuzz/lookup_fuzz: $(top_srcdir)/tests/fuzz/lookup_fuzz.c $(top_srcdir)/daemon/lookup.c \
 		$(top_srcdir)/daemon/lookup.h $(top_srcdir)/fib/lookup_proto.h \
-		$(top_srcdir)/tests/soak/fuzz-ubsan-ignore.txt $(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC)
+		$(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC)
 	$(AM_V_at)$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CLANG) $(FUZZ_FLAGS) -I$(top_srcdir) -I$(top_builddir) \
 		-D_GNU_SOURCE $(URCU_CFLAGS) -o $@ \
