@@ -113,7 +113,7 @@ ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 		} else if (!strcmp(tok[1], "routes")) {
 			cmd->op = CTL_SHOW_ROUTES;
 			if (n == 3) {
-				uint8_t fam;
+				uint8_t fam = 0;
 
 				if (fib_prefix_parse(tok[2], &cmd->prefix, &cmd->plen, &fam) < 0)
 					ctl_set(r, 400, "bad prefix: %.64s", tok[2]);
