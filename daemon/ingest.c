@@ -683,47 +683,17 @@ ingest_load_set(struct ingest *ing, struct ingest_set *s)
 	while (i < s->n) {
 		size_t j = i;
 		int ret;
-		size_t k, m, ndup = 0;
 
 		while (j < s->n && s->r[j].family == s->r[i].family)
 			j++;
-		/*
-		 * fib_load keeps one route per key; the kernel can hold more
-		 * (IPv4 appended aliases, IPv6 routes on different devices).
-		 * The dump lists them next to each other: load the first,
-		 * append the others afterwards in dump order.
-		 */
-		for (k = i + 1; k < j; k++)
-			if (!ingest_key_cmp(&s->r[k], &s->r[k - 1]))
-				ndup++;
-		if (ndup) {
-			struct fib_route *dup = malloc(ndup * sizeof(*dup));
-
-			if (!dup) {
-				err = -ENOMEM;
-				i = j;
-				continue;
-			}
-			ndup = 0;
-			for (k = m = i + 1; k < j; k++) {
-				if (!ingest_key_cmp(&s->r[k], &s->r[k - 1]))
-					dup[ndup++] = s->r[k];
-				else
-					s->r[m++] = s->r[k];
-			}
-			ret = fib_load(ing->fib, &s->r[i], m - i);
-			for (k = 0; k < ndup; k++)
-				ingest_fib_add(ing, &dup[k], FIB_ADD_APPEND);
-			free(dup);
-			m -= i;
-		} else {
-			ret = fib_load(ing->fib, &s->r[i], j - i);
-			m = j - i;
-		}
+		/* Several routes of one key (IPv4 appends, IPv6 routes on
+		 * different devices) stay in dump order: fib_load keeps them
+		 * as appends. */
+		ret = fib_load(ing->fib, &s->r[i], j - i);
 		if (ret < 0)
 			err = ret;
 		else
-			ing->st.routes_loaded += m;
+			ing->st.routes_loaded += j - i;
 		i = j;
 	}
 	return err;
