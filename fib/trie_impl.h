@@ -1367,19 +1367,14 @@ load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool i
 	return &tn->kv;
 }
 
-/* Free an unpublished tree; leaves too when with_leaves. */
+/* Free the nodes of an unpublished tree; its leaves are the caller's. */
 static void
-tree_free_now(struct TRIE_PREFIX *t, struct tkv *n, bool with_leaves)
+tree_free_nodes(struct TRIE_PREFIX *t, struct tkv *n)
 {
-	if (!n)
+	if (!n || IS_LEAF(n))
 		return;
-	if (IS_LEAF(n)) {
-		if (with_leaves)
-			elem_free_now(t, n);
-		return;
-	}
 	for (unsigned long i = 0; i < child_length(n); i++)
-		tree_free_now(t, TNODE(n)->child[i], with_leaves);
+		tree_free_nodes(t, TNODE(n)->child[i]);
 	elem_free_now(t, n);
 }
 
@@ -1540,7 +1535,7 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 	}
 	root = err ? NULL : load_build(t, L, 0, nl, true, &err);
 	if (err) {
-		tree_free_now(t, root, false);
+		tree_free_nodes(t, root);
 		for (size_t i = 0; i < nl; i++) {
 			for (unsigned a = 0; a < L[i]->kv.n; a++)
 				info_put(t->ctx->it, L[i]->fa[a].fi);
