@@ -232,6 +232,33 @@ fib_del(struct fib *fib, const struct fib_route *r)
 }
 
 int
+fib_compact(struct fib *fib, int family)
+{
+	size_t routes4 = 0, routes6 = 0;
+	void *tree4 = NULL, *tree6 = NULL;
+	int err = 0;
+
+	if (family != AF_UNSPEC && family != AF_INET && family != AF_INET6)
+		return -EINVAL;
+	if (family != AF_INET6)
+		err = trie4_load_prepare(fib->t4, NULL, 0, &tree4, &routes4);
+	if (!err && family != AF_INET)
+		err = trie6_load_prepare(fib->t6, NULL, 0, &tree6, &routes6);
+	if (err) {
+		if (tree4)
+			trie4_load_discard(fib->t4, tree4);
+		return err;
+	}
+	fib_bump(fib);
+	if (tree4)
+		trie4_load_publish(fib->t4, tree4, routes4);
+	if (tree6)
+		trie6_load_publish(fib->t6, tree6, routes6);
+	fib_bump(fib);
+	return 0;
+}
+
+int
 fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 {
 	size_t n4 = 0, n6 = 0, routes4 = 0, routes6 = 0;

@@ -177,6 +177,16 @@ int fib_del(struct fib *fib, const struct fib_route *r);
  * Context: writer. Returns 0, -EINVAL or -ENOMEM.
  */
 int fib_load(struct fib *fib, const struct fib_route *r, size_t n);
+/*
+ * Rebuild the trie of one family (AF_UNSPEC: both) off-line from the
+ * routes it holds, as fib_load builds, and publish it with one store; the
+ * old trie is retired. Route-by-route churn leaves a trie larger than the
+ * bulk-built one (resizes are budgeted per update); this brings it back.
+ * Costs about what fib_load of the same routes costs, and memory for both
+ * tries while it runs. Context: writer. Returns 0, or -ENOMEM with the
+ * FIB unchanged.
+ */
+int fib_compact(struct fib *fib, int family);
 /* Remove every route of one family (AF_UNSPEC: both). Context: writer. */
 void fib_flush(struct fib *fib, int family);
 

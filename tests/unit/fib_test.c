@@ -270,6 +270,26 @@ load_run(int family, uint64_t seed, size_t n)
 		check_trie(fib);
 	}
 	compare(fib, &m, family, &s, 1000);
+	/* compaction rebuilds the same routes: same answers, no more bytes
+	 * than the churned trie, the other family untouched */
+	{
+		struct fib_stats before, after;
+		uint64_t gen = fib_generation(fib);
+		fib_stats(fib, &before);
+		ck_assert_int_eq(fib_compact(fib, family), 0);
+		ck_assert_int_eq(fib_compact(fib, family == AF_INET ? AF_INET6 : AF_INET), 0);
+		ck_assert_int_eq(fib_compact(fib, 99), -EINVAL);
+		fib_stats(fib, &after);
+		check_trie(fib);
+		ck_assert_uint_gt(fib_generation(fib), gen);
+		ck_assert_uint_eq(fib_count(fib, family), m.n);
+		const struct fib_trie_stats *b = family == AF_INET ? &before.v4 : &before.v6;
+		const struct fib_trie_stats *a = family == AF_INET ? &after.v4 : &after.v6;
+		ck_assert_uint_eq(a->prefixes, b->prefixes);
+		ck_assert_uint_eq(a->leaves, b->leaves);
+		ck_assert_uint_le(a->bytes, b->bytes);
+		compare(fib, &m, family, &s, 1000);
+	}
 	/* loading into a non-empty family adds one by one, skipping dups */
 	ck_assert_int_eq(fib_load(fib, fr, k), 0);
 	check_trie(fib);
