@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -143,6 +144,8 @@ struct flow_cache {
 
 	uint64_t entries __attribute__((aligned(64))); /* atomic, every insert */
 	int pressure;        /* atomic */
+	uint64_t insert_nomem; /* atomic, rare */
+	long fail_after;     /* atomic: test hook (FIB_FAULT_INJECTION) */
 	uint64_t door_fill __attribute__((aligned(64))); /* relaxed, sampled */
 	uint64_t door_resets;
 	pthread_mutex_t door_lock;
@@ -162,6 +165,7 @@ struct flow_cache {
 	pthread_mutex_t rc_lock;
 	struct flow_batch *batch;
 	struct fib_reclaim_stats rc;
+	uint64_t batch_nomem;
 
 	/* worker */
 	pthread_mutex_t wk_lock;
@@ -232,6 +236,34 @@ flow_now_fast(struct flow_cache *fc)
 		return ld(&fc->tick_now);
 	return flow_now(fc);
 }
+
+/*
+ * Fault injection (builds configured with --enable-fault-injection, and
+ * tests/fault/flow_fault_test): true when the allocation about to be made
+ * is the one *left counts down to. Every allocation site of this file
+ * asks first, so a test can fail each in turn.
+ */
+#ifdef FIB_FAULT_INJECTION
+static bool
+flow_fault(long *left)
+{
+	long n = __atomic_load_n(left, __ATOMIC_RELAXED);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(left, &n, n - 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return n == 1;
+	return false;
+}
+
+void
+flow_cache_fail_after(struct flow_cache *fc, long n)
+{
+	__atomic_store_n(&fc->fail_after, n, __ATOMIC_RELAXED);
+}
+#else
+#define flow_fault(left) ((void)(left), false)
+#endif
 
 void
 flow_config_default(struct flow_config *c)
@@ -394,6 +426,7 @@ flow_cache_new(const struct flow_config *c)
 {
 	struct flow_cache *fc;
 	uint64_t nb, ns, i;
+	long left = c ? c->fail_after : 0;
 
 	if (!c || c->buckets == 0 || c->buckets > (1u << 30) || c->max_entries == 0 ||
 	    c->gc_timeout == 0 || c->gc_interval == 0 || c->chain_cap == 0 ||
@@ -402,9 +435,11 @@ flow_cache_new(const struct flow_config *c)
 		errno = EINVAL;
 		return NULL;
 	}
-	fc = calloc(1, sizeof(*fc));
-	if (!fc)
+	fc = flow_fault(&left) ? NULL : calloc(1, sizeof(*fc));
+	if (!fc) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	fc->cfg = *c;
 	if (!fc->cfg.clock) {
 		fc->cfg.clock = flow_coarse_ns;
@@ -417,12 +452,13 @@ flow_cache_new(const struct flow_config *c)
 	fc->mask = (uint32_t)(nb - 1);
 	ns = nb < FLOW_STRIPES_MAX ? nb : FLOW_STRIPES_MAX;
 	fc->stripe_mask = (uint32_t)(ns - 1);
-	fc->buckets = flow_alloc_table(nb * sizeof(*fc->buckets));
-	if (posix_memalign((void **)&fc->stripes, 64, ns * sizeof(*fc->stripes)))
+	fc->buckets = flow_fault(&left) ? NULL : flow_alloc_table(nb * sizeof(*fc->buckets));
+	if (flow_fault(&left) ||
+	    posix_memalign((void **)&fc->stripes, 64, ns * sizeof(*fc->stripes)))
 		fc->stripes = NULL;
 	fc->door_mask = (1ull << c->doorkeeper_bits_log) - 1;
-	fc->door = malloc((fc->door_mask + 1) / 8);
-	fc->batch = calloc(1, sizeof(*fc->batch));
+	fc->door = flow_fault(&left) ? NULL : malloc((fc->door_mask + 1) / 8);
+	fc->batch = flow_fault(&left) ? NULL : calloc(1, sizeof(*fc->batch));
 	if (!fc->buckets || !fc->stripes || !fc->door || !fc->batch) {
 		free(fc->buckets);
 		free(fc->stripes);
@@ -461,6 +497,7 @@ flow_cache_new(const struct flow_config *c)
 	fc->touch_ns = c->gc_timeout / 16 < FLOW_TOUCH_NS ? c->gc_timeout / 16 : FLOW_TOUCH_NS;
 	fc->rc.gp_ns_min = UINT64_MAX;
 	fc->last_expire = flow_now(fc);
+	fc->fail_after = left; /* the count goes on with the cache's own */
 	return fc;
 }
 
@@ -508,9 +545,11 @@ flow_batch_push(struct flow_cache *fc, bool force)
 
 	if (!b->list || (!force && b->bytes < fc->cfg.reclaim_bytes))
 		return;
-	nb = calloc(1, sizeof(*nb));
-	if (!nb)
+	nb = flow_fault(&fc->fail_after) ? NULL : calloc(1, sizeof(*nb));
+	if (!nb) {
+		fc->batch_nomem++;
 		return; /* keep collecting; retry on the next retire */
+	}
 	fc->batch = nb;
 	fc->rc.batches++;
 	b->fc = fc;
@@ -617,9 +656,11 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t t
 	}
 	/* 128-byte aligned: two whole cache lines, the chain link, tag and
 	 * key in the first */
-	e = aligned_alloc(64, FLOW_ENTRY_SIZE);
-	if (!e)
-		return;
+	e = flow_fault(&fc->fail_after) ? NULL : aligned_alloc(64, FLOW_ENTRY_SIZE);
+	if (!e) {
+		__atomic_add_fetch(&fc->insert_nomem, 1, __ATOMIC_RELAXED);
+		return; /* the FIB's answer stands, uncached */
+	}
 	e->tag = tag;
 	e->pad_ = 0;
 	e->gen = gen;
@@ -1325,7 +1366,8 @@ flow_cache_start(struct flow_cache *fc, const struct fib *fib)
 	st(&fc->tick_now, flow_now(fc));
 	__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&fc->ticking, 1, __ATOMIC_RELAXED);
-	rc = pthread_create(&fc->wk_thread, NULL, flow_worker, fc);
+	rc = flow_fault(&fc->fail_after) ? EAGAIN
+					 : pthread_create(&fc->wk_thread, NULL, flow_worker, fc);
 	if (rc) {
 		__atomic_store_n(&fc->ticking, 0, __ATOMIC_RELAXED);
 		return -rc;
@@ -1472,6 +1514,7 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 	st_->expired_idle = ld(&fc->expired_idle);
 	st_->expired_stale += ld(&fc->expired_stale);
 	st_->flushed = ld(&fc->flushed);
+	st_->insert_nomem = __atomic_load_n(&fc->insert_nomem, __ATOMIC_RELAXED);
 	st_->entries = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
 	st_->gc_runs = ld(&fc->gc_runs);
 	st_->gc_pressure_runs = ld(&fc->gc_pressure_runs);
@@ -1484,6 +1527,7 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 	st_->bypass_entered = ld(&fc->bypass_entered);
 	pthread_mutex_lock(&fc->rc_lock);
 	st_->reclaim = fc->rc;
+	st_->batch_nomem = fc->batch_nomem;
 	pthread_mutex_unlock(&fc->rc_lock);
 	if (st_->reclaim.gp_ns_min == UINT64_MAX)
 		st_->reclaim.gp_ns_min = 0;
@@ -1513,4 +1557,86 @@ flow_cache_chain_max(struct flow_cache *fc)
 			max = n;
 	}
 	return max;
+}
+
+int
+flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_info *e, void *arg),
+		void *arg)
+{
+	struct flow_entry_info info;
+	struct flow_entry *x;
+	uint32_t b;
+	int rc = 0;
+
+	for (b = 0; b <= fc->mask && !rc; b++) {
+		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+
+		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&s->lock);
+		for (x = fc->buckets[b]; x && !rc; x = x->next) {
+			info.key = x->key;
+			info.bucket = b;
+			info.gen = x->gen;
+			info.last_use = ld(&x->last_use);
+			info.res = x->res;
+			rc = cb(&info, arg);
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	return rc;
+}
+
+int
+flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
+{
+	struct flow_entry *x, *y;
+	uint64_t h, linked = 0, entries, pending = 0;
+	unsigned n;
+	uint32_t b;
+	int err = 0;
+
+#define FLOW_BAD(...)                                    \
+	do {                                             \
+		if (buf && len)                          \
+			snprintf(buf, len, __VA_ARGS__); \
+		err = -EUCLEAN;                          \
+	} while (0)
+	for (b = 0; b <= fc->mask && !err; b++) {
+		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+
+		pthread_mutex_lock(&s->lock);
+		for (n = 0, x = fc->buckets[b]; x && !err; x = x->next, n++) {
+			h = flow_hash(fc, &x->key);
+			if (((uint32_t)h & fc->mask) != b)
+				FLOW_BAD("bucket %u: entry of bucket %u", b, (uint32_t)h & fc->mask);
+			else if (x->tag != (uint32_t)(h >> 32))
+				FLOW_BAD("bucket %u: entry %u: tag %#x, key hashes to %#x", b, n,
+					 x->tag, (uint32_t)(h >> 32));
+			else if (n >= fc->cfg.chain_cap)
+				FLOW_BAD("bucket %u: chain longer than chain_cap %u", b,
+					 fc->cfg.chain_cap);
+			for (y = x->next; y && !err; y = y->next)
+				if (flow_key_eq(&x->key, &y->key))
+					FLOW_BAD("bucket %u: a key twice", b);
+		}
+		linked += n;
+		pthread_mutex_unlock(&s->lock);
+	}
+	entries = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
+	if (!err && linked != entries)
+		FLOW_BAD("%llu entries linked, count says %llu", (unsigned long long)linked,
+			 (unsigned long long)entries);
+	pthread_mutex_lock(&fc->rc_lock);
+	for (x = fc->batch->list; x; x = x->retire_next)
+		pending += FLOW_ENTRY_SIZE;
+	if (!err && pending != fc->batch->bytes)
+		FLOW_BAD("open batch holds %llu bytes, counts %llu", (unsigned long long)pending,
+			 (unsigned long long)fc->batch->bytes);
+	if (!err && fc->rc.bytes_pending < pending)
+		FLOW_BAD("bytes_pending %llu below the open batch's %llu",
+			 (unsigned long long)fc->rc.bytes_pending, (unsigned long long)pending);
+	pthread_mutex_unlock(&fc->rc_lock);
+#undef FLOW_BAD
+	return err;
 }

@@ -34,6 +34,7 @@
 #define CACHE_FLOW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fib/fib.h"
@@ -91,6 +92,10 @@ struct flow_config {
 	uint64_t secret[2];           /* hash key: random per process */
 	flow_clock_fn clock;          /* NULL: CLOCK_MONOTONIC_COARSE */
 	void *clock_arg;
+	long fail_after;              /* test hook, honoured only in builds
+				       * configured with --enable-fault-injection:
+				       * the nth allocation from flow_cache_new on
+				       * fails (1: the first); 0: none */
 };
 
 struct flow_stats {
@@ -99,6 +104,7 @@ struct flow_stats {
 	uint64_t inserts;
 	uint64_t admit_deferred;  /* misses not inserted: first sighting */
 	uint64_t insert_full;     /* misses not inserted: at max_entries */
+	uint64_t insert_nomem;    /* misses not inserted: allocation failed */
 	uint64_t evict_chain;     /* evicted: chain at chain_cap */
 	uint64_t evict_size;      /* evicted by pressure GC */
 	uint64_t expired_idle;    /* removed: idle > timeout */
@@ -115,6 +121,8 @@ struct flow_stats {
 				   * 15 x the sampled ones) */
 	uint64_t bypass;          /* 1 while bypassing */
 	uint64_t bypass_entered;
+	uint64_t batch_nomem;     /* retired entries kept in the open batch, not
+				   * handed to call_rcu: allocation failed */
 	uint64_t bytes;           /* buckets, locks, doorkeeper, entries, pending */
 	struct fib_reclaim_stats reclaim;
 };
@@ -234,6 +242,44 @@ void flow_cache_stats(struct flow_cache *fc, struct flow_stats *st);
  * fibctl). Context: any registered thread. */
 unsigned flow_cache_chain_max(struct flow_cache *fc);
 uint32_t flow_cache_bucket(const struct flow_cache *fc, const struct flow_key *key);
+
+/* One cached entry, as flow_cache_walk shows it. */
+struct flow_entry_info {
+	struct flow_key key;
+	uint32_t bucket;
+	uint64_t gen;
+	uint64_t last_use;
+	struct fib_result res;
+};
+
+/*
+ * Call cb for every entry, bucket by bucket, newest first in a chain,
+ * with the bucket's lock held (cb must not call into the cache); a
+ * non-zero return stops the walk and is returned. Context: a registered
+ * thread outside read sections.
+ */
+int flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_info *e, void *arg),
+		    void *arg);
+
+/*
+ * Verify the invariants: every entry in the bucket and with the tag its
+ * key hashes to, no key twice in a chain, chains at most chain_cap long,
+ * the entry count equal to the entries linked, the open reclamation batch
+ * equal to its byte count. Returns 0 or -EUCLEAN and a message in buf.
+ * Context: as flow_cache_walk, with no concurrent insert or removal. For
+ * tests.
+ */
+int flow_cache_check(struct flow_cache *fc, char *buf, size_t len);
+
+/*
+ * Test hook, only in builds configured with --enable-fault-injection:
+ * make the nth next allocation of this cache fail (entries, reclamation
+ * batches, the worker thread; 1 = the next one; 0 disables). A failed
+ * entry is not inserted (insert_nomem), a failed batch keeps collecting
+ * until the next retire (batch_nomem), a failed worker start returns
+ * -EAGAIN. Context: any.
+ */
+void flow_cache_fail_after(struct flow_cache *fc, long n);
 
 #ifdef __cplusplus
 }

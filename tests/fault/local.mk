@@ -17,3 +17,14 @@ tests_fault_fib_fault_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
 tests_fault_fib_fault_test_LDFLAGS = -Wl,--wrap=pool_alloc -Wl,--wrap=pool_free \
 	-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 tests_fault_fib_fault_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
+
+# The flow cache the same way (tests/fault/flow_fault_test.c): cache/flow.c
+# with the hook (flow_config.fail_after, flow_cache_fail_after), included
+# by the test with its heap calls counted; each allocation site failed in
+# turn.
+check_PROGRAMS += tests/fault/flow_fault_test
+TESTS += tests/fault/flow_fault_test
+tests_fault_flow_fault_test_SOURCES = tests/fault/flow_fault_test.c
+tests_fault_flow_fault_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_FAULT_INJECTION
+tests_fault_flow_fault_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
+tests_fault_flow_fault_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
