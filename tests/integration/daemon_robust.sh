@@ -1,0 +1,359 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# DOC: fibd keeps serving while clients misbehave and its namespace goes
+# (issue 6, robustness). fibd runs in a namespace holding a generated
+# table, with the control socket and the batch lookup service; while each
+# bad client below does its worst, other clients must get correct answers
+# within a few seconds, and fibd must neither die nor spin:
+#   control socket
+#   - clients that connect and stall mid-line (and one that finishes its
+#     line much later and gets its answer: request/answer pairing kept);
+#   - a client that sends `show routes` again and again and never reads
+#     (the output back-pressure bounds fibd's memory);
+#   - binary garbage, NUL bytes, CR LF, empty lines: 400 answers;
+#   - fd exhaustion: a fibd limited to 64 descriptors (ulimit -n) and 100
+#     stalled clients: fibd must not busy-loop on the listener, and serves
+#     again once they leave;
+#   lookup service (SOCK_SEQPACKET)
+#   - garbage datagrams (short, wrong magic or version, bad family, bad
+#     count, random bytes): error answers, counted, connection usable;
+#   - a client that sends requests and never reads its answers: dropped;
+#   - idle connected clients;
+#   namespace
+#   - `ip netns del` under the running fibd (the name goes, the namespace
+#     lives on in fibd): it keeps serving; then the interfaces in it are
+#     deleted (through /proc/PID/ns/net) and fibd follows the kernel
+#     (routes gone, resync) and still serves; SIGTERM exits cleanly.
+# Needs python3 for the raw sockets (else skipped). Exits 77 when not root.
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/integration/lib.sh"
+FIBCTL=${FIBCTL:-./daemon/fibctl}
+N=${DAEMON_ROUTES:-3000}
+
+nl_require
+[ -x "$FIBCTL" ] || nl_fail "fibctl not built at $FIBCTL"
+command -v python3 >/dev/null || nl_skip "no python3"
+nl_ns robust
+ip -n "$NS" addr add 10.0.0.1/24 dev v0
+ip -n "$NS" addr add 2001:db8:ffff::1/64 dev v0 nodad
+routes4=$(nl_routes_file gen4 4 "$N")
+head -n "$N" "$routes4" >"$TMP/r4"
+nl_batch_routes "$TMP/r4" v0 10.0.0.2 "" | ip -n "$NS" -force -batch - 2>/dev/null
+n4=$(ip -n "$NS" -o -4 route show | wc -l)
+echo "namespace: $n4 IPv4 routes"
+
+sock=$TMP/ctl/fibd.sock
+lsock=$TMP/ctl/lookup.sock
+ctl() { timeout $((10 * NL_SLOW)) "$FIBCTL" -s "$sock" "$@"; }
+cat >"$TMP/conf.yaml" <<EOT
+control:
+  socket: $sock
+lookup:
+  threads: 2
+  socket: $lsock
+log:
+  level: info
+EOT
+
+wait_ready() {
+	local i=0
+	while ! ctl --json show summary 2>/dev/null | grep -q '"ready": true'; do
+		i=$((i + 1))
+		[ $i -le $((300 * NL_SLOW)) ] || nl_fail "not ready: $(cat "$TMP/fibd.log")"
+		kill -0 "$FIBD_PID" 2>/dev/null || nl_fail "fibd died: $(cat "$TMP/fibd.log")"
+		sleep 0.1
+	done
+}
+
+# The python side: raw control and lookup clients. Run as
+# `robust.py SOCK LSOCK CASE`; prints "ok: ..." lines, exits non-zero on a
+# failure.
+cat >"$TMP/robust.py" <<'EOT'
+import os, random, socket, struct, subprocess, sys, time
+
+sock, lsock, case = sys.argv[1], sys.argv[2], sys.argv[3]
+slow = int(os.environ.get("NL_SLOW", "1"))
+fibd_pid = int(os.environ["FIBD_PID"])
+LIMIT = 5.0 * slow   # an answer within this, while the bad clients work
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+def conn(path=sock, kind=socket.SOCK_STREAM, timeout=LIMIT):
+    s = socket.socket(socket.AF_UNIX, kind)
+    s.settimeout(timeout)
+    s.connect(path)
+    return s
+
+def answer(f):
+    out = []
+    while True:
+        l = f.readline()
+        if not l:
+            raise EOFError("closed")
+        out.append(l)
+        if l[3:4] == " ":
+            return out
+
+def ctl_ok(what):
+    """A well-behaved control client, timed."""
+    t0 = time.time()
+    try:
+        s = conn()
+        f = s.makefile("r")
+        s.sendall(b"show summary\nlookup 10.0.0.5\n")
+        a = answer(f)
+        b = answer(f)
+        s.close()
+    except (OSError, EOFError) as e:
+        fail("%s: a good control client got no answer: %r" % (what, e))
+    dt = time.time() - t0
+    if a[-1] != "200 ok\n" or "200-ready true\n" not in a:
+        fail("%s: show summary: %r" % (what, a))
+    if b != ["200-10.0.0.5 10.0.0.0/24 unicast dev v0\n", "200 ok\n"]:
+        fail("%s: lookup: %r" % (what, b))
+    return dt
+
+MAGIC = 0x4c424946
+def lreq(addrs, rid=1, magic=MAGIC, version=1, family=socket.AF_INET, count=None):
+    body = b"".join(socket.inet_pton(family if family in (socket.AF_INET, socket.AF_INET6)
+                                     else socket.AF_INET, a) for a in addrs)
+    return struct.pack("=IHBBIIHH", magic, version, family, 0, 0, rid,
+                       len(addrs) if count is None else count, 0) + body
+
+def lresp(m):
+    if len(m) < 32:
+        fail("lookup answer of %d bytes" % len(m))
+    magic, ver, fam, status, rid, count, flags, nh_total, _pad, gen = \
+        struct.unpack_from("=IHBBIHHIIQ", m)
+    res = []
+    for i in range(count):
+        typ, plen, nhc, rfl, nhf, table, prio, pfx = struct.unpack_from("=BBBBIII16s", m, 32 + 32 * i)
+        res.append((typ, plen, socket.inet_ntop(fam, pfx[:4] if fam == socket.AF_INET else pfx)))
+    return status, rid, res
+
+def lookup_ok(what):
+    """A well-behaved lookup client, timed."""
+    t0 = time.time()
+    try:
+        s = conn(lsock, socket.SOCK_SEQPACKET)
+        s.send(lreq(["10.0.0.5", "10.0.0.77"], rid=42))
+        status, rid, res = lresp(s.recv(65536))
+        s.close()
+    except OSError as e:
+        fail("%s: a good lookup client got no answer: %r" % (what, e))
+    if status != 0 or rid != 42 or res[0][:2] != (1, 24) or res[0][2] != "10.0.0.0":
+        fail("%s: lookup answer %r %r %r" % (what, status, rid, res))
+    return time.time() - t0
+
+def cpu_ticks():
+    with open("/proc/%d/stat" % fibd_pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return int(v[11]) + int(v[12])  # utime + stime
+
+def good_clients(what, n=5):
+    worst = 0
+    for i in range(n):
+        worst = max(worst, ctl_ok(what), lookup_ok(what))
+    print("ok: %s: %d good control and lookup clients served, slowest %.3f s" % (what, n, worst))
+
+if case == "ctl":
+    # 1. stalled mid-line: 50 of them, held open
+    stalled = []
+    for i in range(50):
+        s = conn()
+        s.sendall(b"show summ")
+        stalled.append(s)
+    good_clients("50 control clients stalled mid-line")
+    # one of them finishes its line much later: answered, in order
+    s = stalled[0]
+    f = s.makefile("r")
+    s.sendall(b"ary\nlookup 10.0.0.5\n")
+    a = answer(f)
+    b = answer(f)
+    if a[-1] != "200 ok\n" or b[0] != "200-10.0.0.5 10.0.0.0/24 unicast dev v0\n":
+        fail("a stalled line finished late: %r %r" % (a, b))
+    print("ok: a line finished after a stall is answered, in order")
+    for s in stalled:
+        s.close()
+
+    # 2. never reads: show routes, again and again (MB of answers)
+    hog = conn()
+    hog.setblocking(False)
+    sent = 0
+    t_end = time.time() + 2
+    while time.time() < t_end:
+        try:
+            sent += hog.send(b"show routes\n" * 64)
+        except BlockingIOError:
+            time.sleep(0.05)
+    good_clients("a client that never reads (%d bytes of requests queued)" % sent)
+    rss = int(open("/proc/%d/status" % fibd_pid).read().split("VmRSS:")[1].split()[0])
+    print("ok: fibd RSS %d KiB with the reader stalled" % rss)
+    hog.close()
+
+    # 3. garbage
+    s = conn()
+    f = s.makefile("rb")
+    rnd = random.Random(6)
+    junk = [b"\x00\x01\x02\xff\xfe", b"show\x00summary", b"\r", b"lookup \xc3\x28",
+            b"lookup 10.0.0.1 " * 60, b"\x1b[2J", b" ", b"show routes 10.0.0.0/33",
+            bytes(rnd.randrange(1, 256) for _ in range(500)).replace(b"\n", b"")]
+    for j in junk:
+        s.sendall(j + b"\n")
+    codes = []
+    for j in junk:
+        while True:
+            l = f.readline()
+            if not l:
+                fail("garbage: connection closed")
+            if l[3:4] == b" ":
+                codes.append(int(l[:3]))
+                break
+    if any(c < 400 for c in codes[:2]) or len(codes) != len(junk):
+        fail("garbage answers: %r" % codes)
+    s.sendall(b"show summary\n")
+    a = []
+    while True:
+        l = f.readline()
+        a.append(l)
+        if l[3:4] == b" ":
+            break
+    if a[-1] != b"200 ok\n":
+        fail("after garbage: %r" % a)
+    s.close()
+    print("ok: garbage lines answered %s, the same connection serves after" % codes)
+    good_clients("after garbage")
+
+elif case == "lookup":
+    # 1. garbage datagrams on one connection: each gets an error answer
+    s = conn(lsock, socket.SOCK_SEQPACKET)
+    rnd = random.Random(7)
+    bad = [b"x", b"\x00" * 8, lreq(["10.0.0.5"])[:-1],
+           lreq(["10.0.0.5"], magic=0xdeadbeef), lreq(["10.0.0.5"], version=9),
+           lreq(["10.0.0.5"], family=99), lreq(["10.0.0.5"], count=0),
+           lreq(["10.0.0.5"], count=300), lreq(["10.0.0.5", "10.0.0.6"], count=1),
+           bytes(rnd.randrange(256) for _ in range(100))]
+    errors = 0
+    for m in bad:
+        s.send(m)
+        try:
+            r = s.recv(65536)
+        except OSError as e:
+            fail("garbage datagram %r: no answer (%r)" % (m[:16], e))
+        if len(r) >= 8 and struct.unpack_from("=IHBB", r)[3] != 0:
+            errors += 1
+    s.send(lreq(["10.0.0.5"], rid=9))
+    status, rid, res = lresp(s.recv(65536))
+    if status != 0 or rid != 9 or res[0][:2] != (1, 24):
+        fail("after garbage: %r %r %r" % (status, rid, res))
+    s.close()
+    if errors != len(bad):
+        fail("%d of %d garbage datagrams answered with an error status" % (errors, len(bad)))
+    print("ok: %d garbage datagrams: error answers, the connection serves after" % len(bad))
+    good_clients("after lookup garbage")
+
+    # 2. idle connected clients, and one that never reads its answers
+    idle = [conn(lsock, socket.SOCK_SEQPACKET) for i in range(100)]
+    hog = conn(lsock, socket.SOCK_SEQPACKET)
+    hog.setblocking(False)
+    req = lreq(["10.0.0.%d" % i for i in range(1, 200)])
+    sent = 0
+    t_end = time.time() + 2
+    while time.time() < t_end:
+        try:
+            hog.send(req)
+            sent += 1
+        except BlockingIOError:
+            time.sleep(0.01)
+        except OSError:
+            break  # dropped by fibd: fine
+    good_clients("100 idle lookup clients and one that never reads (%d requests)" % sent)
+    for s in idle:
+        s.close()
+    hog.close()
+
+elif case == "fds":
+    # fibd runs with 64 descriptors: 100 stalled clients exhaust them
+    stalled = []
+    for i in range(100):
+        try:
+            stalled.append(conn(timeout=1))
+        except OSError:
+            break
+    # a lookup client knocking meanwhile (its connect may wait in the
+    # backlog: fibd cannot accept it)
+    t0, c0 = time.time(), cpu_ticks()
+    time.sleep(2)
+    cpu = (cpu_ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.time() - t0)
+    with open(os.environ["CPU_FILE"], "w") as f:
+        f.write("%d\n" % round(100 * cpu))
+    print("%d stalled control clients; fibd CPU while its descriptors are exhausted: %.0f %%"
+          % (len(stalled), 100 * cpu))
+    for s in stalled:
+        s.close()
+    time.sleep(0.5)
+    good_clients("after the descriptors came back")
+
+elif case == "good":
+    good_clients(sys.argv[4] if len(sys.argv) > 4 else "good clients")
+EOT
+robust() { FIBD_PID=$FIBD_PID NL_SLOW=$NL_SLOW python3 "$TMP/robust.py" "$sock" "$lsock" "$@"; }
+
+nl_fibd_start "$TMP/fibd.log" -c "$TMP/conf.yaml"
+wait_ready
+echo "ok: ready"
+robust ctl || nl_fail "control clients"
+robust lookup || nl_fail "lookup clients"
+kill -0 "$FIBD_PID" || nl_fail "fibd died: $(cat "$TMP/fibd.log")"
+ctl show summary >/dev/null || nl_fail "show summary"
+
+# The namespace goes: its name first (fibd keeps it alive), then its
+# interfaces.
+ip netns del "$NS"
+NSS=$(echo "$NSS" | sed "s/ $NS\b//")
+sleep 0.5
+robust good "namespace name deleted" || nl_fail "after ip netns del"
+nsenter --net="/proc/$FIBD_PID/ns/net" ip link del v0 || nl_fail "link del in the namespace"
+left=$(nsenter --net="/proc/$FIBD_PID/ns/net" ip -o -4 route show | wc -l)
+for i in $(seq $((100 * NL_SLOW))); do
+	got=$(ctl --json show summary | sed -n 's/.*"routes_v4": \([0-9]*\).*/\1/p')
+	[ "$got" = "$left" ] && break
+	sleep 0.1
+done
+[ "$got" = "$left" ] || nl_fail "after the interfaces went: fibd has $got IPv4 routes, the kernel $left"
+ans=$(ctl lookup 10.0.0.5) || nl_fail "lookup after the interfaces went"
+case "$ans" in "10.0.0.5 - "*|"10.0.0.5 -") ;; *) nl_fail "10.0.0.5 still routed: $ans" ;; esac
+echo "ok: namespace deleted, then its interfaces: fibd follows ($got IPv4 routes) and serves"
+nl_fibd_stop
+grep -q 'signal 15: exiting' "$TMP/fibd.log" || nl_fail "no clean exit: $(tail -5 "$TMP/fibd.log")"
+
+# Descriptors exhausted: a fibd with 64 of them. It must serve again once
+# they come back. Known fibd bug (issue 6): meanwhile the control
+# listener, which has no accept error callback, retries accept() in a
+# loop and logs "Error from accept() call" tens of thousands of times a
+# second; reported as XFAIL here (set ROBUST_STRICT=1 to fail on it)
+# until daemon/ctl.c pauses the listener on EMFILE.
+nl_ns robustfd
+ip -n "$NS" addr add 10.0.0.1/24 dev v0
+rm -f "$sock" "$lsock"
+old=$(ulimit -Sn)
+ulimit -Sn 64
+nl_fibd_start "$TMP/fibd-fd.log" -c "$TMP/conf.yaml"
+ulimit -Sn "$old"
+wait_ready
+CPU_FILE=$TMP/fd.cpu robust fds || nl_fail "fd exhaustion: $(tail -5 "$TMP/fibd-fd.log")"
+nl_fibd_stop
+grep -q 'signal 15: exiting' "$TMP/fibd-fd.log" || nl_fail "no clean exit: $(tail -5 "$TMP/fibd-fd.log")"
+flood=$(grep -c 'accept' "$TMP/fibd-fd.log")
+cpu=$(cat "$TMP/fd.cpu")
+if [ "$flood" -gt 100 ] || [ "$cpu" -gt 50 ]; then
+	msg="fibd with its descriptors exhausted: $flood accept error lines in about 2.5 s, $cpu % CPU"
+	[ -n "${ROBUST_STRICT:-}" ] && nl_fail "$msg"
+	echo "XFAIL (known, daemon/ctl.c): $msg"
+else
+	echo "ok: fd exhaustion: $flood accept error lines, $cpu % CPU, serving again"
+fi
+echo "PASS"
