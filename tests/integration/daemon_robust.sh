@@ -283,15 +283,27 @@ elif case == "fds":
             stalled.append(conn(timeout=1))
         except OSError:
             break
-    # a lookup client knocking meanwhile (its connect may wait in the
-    # backlog: fibd cannot accept it)
-    t0, c0 = time.time(), cpu_ticks()
-    time.sleep(2)
-    cpu = (cpu_ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.time() - t0)
+    def cpu_over(secs):
+        t0, c0 = time.time(), cpu_ticks()
+        time.sleep(secs)
+        return round(100 * (cpu_ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.time() - t0))
+    # short windows: while the bug spins, fibd takes CPU from the tests
+    # that make check runs beside this one
+    cpu = cpu_over(1)
+    # then a lookup client too: its connection waits in the backlog,
+    # the lookup threads cannot accept it
+    lc = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    lc.setblocking(False)
+    try:
+        lc.connect(lsock)
+    except (BlockingIOError, OSError):
+        pass
+    cpu2 = cpu_over(1)
     with open(os.environ["CPU_FILE"], "w") as f:
-        f.write("%d\n" % round(100 * cpu))
-    print("%d stalled control clients; fibd CPU while its descriptors are exhausted: %.0f %%"
-          % (len(stalled), 100 * cpu))
+        f.write("%d %d\n" % (cpu, cpu2))
+    print("%d stalled control clients; fibd CPU while its descriptors are exhausted: %d %%, "
+          "with a lookup client waiting too: %d %%" % (len(stalled), cpu, cpu2))
+    lc.close()
     for s in stalled:
         s.close()
     time.sleep(0.5)
@@ -348,12 +360,12 @@ CPU_FILE=$TMP/fd.cpu robust fds || nl_fail "fd exhaustion: $(tail -5 "$TMP/fibd-
 nl_fibd_stop
 grep -q 'signal 15: exiting' "$TMP/fibd-fd.log" || nl_fail "no clean exit: $(tail -5 "$TMP/fibd-fd.log")"
 flood=$(grep -c 'accept' "$TMP/fibd-fd.log")
-cpu=$(cat "$TMP/fd.cpu")
-if [ "$flood" -gt 100 ] || [ "$cpu" -gt 50 ]; then
-	msg="fibd with its descriptors exhausted: $flood accept error lines in about 2.5 s, $cpu % CPU"
+read -r cpu cpu2 <"$TMP/fd.cpu"
+if [ "$flood" -gt 100 ] || [ "$cpu" -gt 50 ] || [ "$cpu2" -gt 50 ]; then
+	msg="fibd with its descriptors exhausted: $flood accept error lines in about 2.5 s, $cpu % CPU, $cpu2 % with a lookup client waiting"
 	[ -n "${ROBUST_STRICT:-}" ] && nl_fail "$msg"
-	echo "XFAIL (known, daemon/ctl.c): $msg"
+	echo "XFAIL (known, daemon/ctl.c and daemon/lookup.c): $msg"
 else
-	echo "ok: fd exhaustion: $flood accept error lines, $cpu % CPU, serving again"
+	echo "ok: fd exhaustion: $flood accept error lines, $cpu % / $cpu2 % CPU, serving again"
 fi
 echo "PASS"
