@@ -1,6 +1,62 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: size-classed pools for trie memory (see pool.h)
+ * DOC: size-classed pools for trie memory that give memory back (see pool.h)
+ *
+ * A slab allocator (Bonwick, "The Slab Allocator", USENIX 1994; the
+ * kernel's SLUB) over 2 MiB superblocks: each 64 KiB chunk of a
+ * superblock serves one size class at a time and counts its live
+ * objects; its free objects are threaded through their first word on the
+ * chunk's own free list. A chunk whose last object is freed leaves its
+ * class and goes back to its superblock; a superblock whose last chunk
+ * is free is unmapped, unless it is the pool's last one. Free chunks in
+ * live superblocks are kept backed up to POOL_HOT_MAX of them (512 KiB),
+ * beyond that their pages go back with MADV_DONTNEED. So RSS follows the
+ * live objects after a peak (a compaction, a withdrawn table) at 64 KiB
+ * granularity.
+ *
+ *   superblock (2 MiB aligned, 2 MiB)
+ *   +--------+---------------+---------------+-----+---------------+
+ *   | header | chunk 0 objs  | chunk 1       | ... | chunk 31      |
+ *   | 4 KiB  | (60 KiB)      | 64 KiB        |     | 64 KiB        |
+ *   +--------+---------------+---------------+-----+---------------+
+ *   header: superblock links, used/cold counts, 32 chunk descriptors
+ *   descriptor: class, live count, free list, carve pointer, list links
+ *   object -> superblock: address & ~(2 MiB - 1); -> chunk: offset >> 16
+ *
+ * Allocation takes from the class's current chunk (its free list, else
+ * carving never-used space), then from the class's partial chunks, then
+ * a free chunk of the superblock with the most chunks in use (so lightly
+ * used superblocks drain and can be unmapped), then a new superblock.
+ *
+ * Partial chunks are kept on two lists per class, sparse (less than half
+ * live) and dense. Mixed traffic (route by route) tops up dense chunks
+ * first, so that sparse ones drain and go back.
+ *
+ * Bulk builds: fib_load and fib_compact allocate a whole trie and free
+ * the old one only after publishing the new one. Were the new trie to
+ * fill the holes that churn left in the old trie's dense chunks, those
+ * chunks would keep a scatter of new objects once the old ones are gone,
+ * and a compaction would give little memory back. So after
+ * POOL_BULK_STREAK allocations without a free (the daemon waits for
+ * pending frees before it compacts) a class takes sparse partial chunks
+ * (mostly new objects once the old ones are gone) or free chunks, never
+ * dense ones; the next free ends the streak. What the first allocations
+ * of a rebuild put into old chunks, and the sparse chunks it filled, a
+ * second rebuild moves out: fibd compacts in two passes (RIS table: 26
+ * MB after churn, 18.0 MB after one pass, 17.5 MB after two, 17.4 MB
+ * bulk-built). A pool cannot tell a bulk build from a long run of
+ * route-by-route adds with the frees still in a grace period; such a run
+ * takes sparse and free chunks too, a compaction later repairs that. An
+ * explicit hint from fib_load/fib_compact would be exact.
+ *
+ * Huge pages: superblocks are advised MADV_HUGEPAGE. Giving a chunk back
+ * splits the huge page; the superblock is then advised MADV_NOHUGEPAGE
+ * so that khugepaged does not collapse the mostly empty range into a full
+ * huge page again (max_ptes_none defaults to 511), and MADV_HUGEPAGE once
+ * every given-back chunk is in use again.
+ *
+ * Objects larger than the largest class (wide root nodes) are mmapped one
+ * by one and tracked on a list; freeing one unmaps it.
  */
 #include "config.h"
 
@@ -12,8 +68,15 @@
 
 #include "fib/pool.h"
 
-#define POOL_CHUNK (64u * 1024)
-#define POOL_SUPER (2u * 1024 * 1024) /* one transparent huge page */
+#define POOL_CHUNK_SHIFT 16
+#define POOL_CHUNK (1u << POOL_CHUNK_SHIFT) /* 64 KiB */
+#define POOL_SUPER (2u * 1024 * 1024)       /* one transparent huge page */
+#define POOL_NCHUNK (POOL_SUPER / POOL_CHUNK)
+#define POOL_HDR 4096u /* the superblock header, in front of chunk 0 */
+/* allocations without a free in between that make a bulk build */
+#define POOL_BULK_STREAK 256u
+/* free chunks of live superblocks kept backed: 512 KiB */
+#define POOL_HOT_MAX 8u
 #define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
 #define POOL_NSMALL (POOL_SMALL_MAX / 8)
@@ -25,6 +88,37 @@
 #define POOL_NLARGE (POOL_LARGE_MAX_SHIFT - POOL_LARGE_MIN_SHIFT + 1)
 #define POOL_NCLASS (POOL_NSMALL + POOL_NLARGE)
 
+enum { POOL_SPARSE, POOL_DENSE };
+
+enum pool_chunk_state {
+	POOL_CH_USED,  /* serves a class */
+	POOL_CH_FREE,  /* free, pages (possibly) backed */
+	POOL_CH_COLD,  /* free, pages given back (MADV_DONTNEED) */
+};
+
+/* A chunk's descriptor, in its superblock's header. */
+struct pool_chunk {
+	struct pool_chunk *next, *prev; /* on a partial list of its class */
+	void *free;                     /* free objects of this chunk */
+	char *carve;                    /* never-used objects from here to end */
+	char *end;
+	uint16_t live;  /* objects handed out */
+	uint16_t cap;   /* objects it holds */
+	int16_t cls;    /* class index while USED */
+	uint8_t state;  /* enum pool_chunk_state */
+	uint8_t listed; /* 0, or on partial[listed - 1] of its class */
+};
+
+struct pool_super {
+	struct pool_super *next, *prev; /* every superblock of the pool */
+	uint32_t used;  /* chunks serving a class */
+	uint32_t cold;  /* chunks given back */
+	uint32_t huge;  /* advised MADV_HUGEPAGE */
+	uint32_t pad_;
+	struct pool_chunk ch[POOL_NCHUNK];
+};
+_Static_assert(sizeof(struct pool_super) <= POOL_HDR, "superblock header fits a page");
+
 struct pool_big {
 	struct pool_big *prev, *next;
 	size_t size;
@@ -32,17 +126,20 @@ struct pool_big {
 };
 
 struct pool_class {
-	void *free;   /* free list */
-	char *cur;    /* carve pointer in the current chunk */
-	char *end;
+	struct pool_chunk *cur; /* allocating from; on no list */
+	/* chunks with free objects, doubly linked: [POOL_SPARSE] less than
+	 * half live, [POOL_DENSE] at least half */
+	struct pool_chunk *partial[2];
+	uint32_t csize;
 };
 
 struct pool {
 	pthread_mutex_t lock;
 	struct pool_class cls[POOL_NCLASS];
-	void **supers; /* 2 MiB superblocks, carved into chunks */
-	size_t nsupers, supers_cap;
-	char *scur, *send; /* carve pointer in the current superblock */
+	struct pool_super supers; /* list head (its chunks unused) */
+	size_t nsupers;
+	size_t free_backed; /* POOL_CH_FREE chunks of live superblocks */
+	uint64_t streak;    /* allocations since the last free */
 	struct pool_big big; /* list head */
 	uint64_t bytes;
 	uint64_t reserved;
@@ -81,6 +178,16 @@ pool_new(void)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	p->big.prev = p->big.next = &p->big;
+	p->supers.prev = p->supers.next = &p->supers;
+	for (unsigned i = 0; i < POOL_NCLASS; i++) {
+		size_t csize;
+
+		pool_class_of(i < POOL_NSMALL ? (size_t)(i + 1) * 8
+					      : (1ul << (i - POOL_NSMALL + POOL_LARGE_MIN_SHIFT)) +
+						POOL_LARGE_EXTRA,
+			      &csize);
+		p->cls[i].csize = (uint32_t)csize;
+	}
 	return p;
 }
 
@@ -89,9 +196,10 @@ pool_free_all(struct pool *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nsupers; i++)
-		munmap(p->supers[i], POOL_SUPER);
-	free(p->supers);
+	for (struct pool_super *s = p->supers.next, *ns; s != &p->supers; s = ns) {
+		ns = s->next;
+		munmap(s, POOL_SUPER);
+	}
 	for (struct pool_big *b = p->big.next, *nb; b != &p->big; b = nb) {
 		nb = b->next;
 		pool_big_unmap(b);
@@ -135,31 +243,227 @@ pool_big_unmap(struct pool_big *b)
 	munmap(b, pool_big_len(b->size));
 }
 
-static int
-pool_grow(struct pool *p, struct pool_class *c, size_t csize)
+static inline struct pool_super *
+pool_super_of(const void *obj)
 {
-	if (p->scur == p->send) {
-		char *sb;
-		if (p->nsupers == p->supers_cap) {
-			size_t ncap = p->supers_cap ? p->supers_cap * 2 : 16;
-			void **n = realloc(p->supers, ncap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			p->supers = n;
-			p->supers_cap = ncap;
+	return (struct pool_super *)((uintptr_t)obj & ~(uintptr_t)(POOL_SUPER - 1));
+}
+
+static inline unsigned
+pool_chunk_index(const struct pool_super *s, const struct pool_chunk *ch)
+{
+	return (unsigned)(ch - s->ch);
+}
+
+/* First byte of chunk i's objects (chunk 0 starts after the header). */
+static inline char *
+pool_chunk_base(struct pool_super *s, unsigned i)
+{
+	return (char *)s + (size_t)i * POOL_CHUNK + (i == 0 ? POOL_HDR : 0);
+}
+
+static void
+pool_partial_push(struct pool_class *c, struct pool_chunk *ch, int which)
+{
+	ch->prev = NULL;
+	ch->next = c->partial[which];
+	if (c->partial[which])
+		c->partial[which]->prev = ch;
+	c->partial[which] = ch;
+	ch->listed = (uint8_t)(which + 1);
+}
+
+static void
+pool_partial_unlink(struct pool_class *c, struct pool_chunk *ch)
+{
+	if (ch->prev)
+		ch->prev->next = ch->next;
+	else
+		c->partial[ch->listed - 1] = ch->next;
+	if (ch->next)
+		ch->next->prev = ch->prev;
+	ch->next = ch->prev = NULL;
+	ch->listed = 0;
+}
+
+static struct pool_super *
+pool_super_new(struct pool *p)
+{
+	struct pool_super *s = pool_map_huge(POOL_SUPER);
+
+	if (!s)
+		return NULL;
+	/* the mapping is zeroed: every chunk POOL_CH_USED (0) until set */
+	for (unsigned i = 0; i < POOL_NCHUNK; i++)
+		s->ch[i].state = POOL_CH_FREE;
+	s->huge = 1;
+	s->next = p->supers.next;
+	s->prev = &p->supers;
+	p->supers.next->prev = s;
+	p->supers.next = s;
+	p->nsupers++;
+	p->free_backed += POOL_NCHUNK;
+	__atomic_fetch_add(&p->reserved, POOL_SUPER, __ATOMIC_RELAXED);
+	return s;
+}
+
+static void
+pool_super_unmap(struct pool *p, struct pool_super *s)
+{
+	for (unsigned i = 0; i < POOL_NCHUNK; i++)
+		if (s->ch[i].state == POOL_CH_FREE)
+			p->free_backed--;
+	__atomic_fetch_sub(&p->reserved, POOL_SUPER - (uint64_t)s->cold * POOL_CHUNK,
+			   __ATOMIC_RELAXED);
+	s->prev->next = s->next;
+	s->next->prev = s->prev;
+	p->nsupers--;
+	munmap(s, POOL_SUPER);
+}
+
+/*
+ * A free chunk for class ci: from the superblock with the most chunks in
+ * use, a backed one first; else a new superblock. Scanning the
+ * superblocks is O(superblocks) once per 64 KiB handed out.
+ */
+static struct pool_chunk *
+pool_chunk_get(struct pool *p, int ci)
+{
+	struct pool_class *c = &p->cls[ci];
+	struct pool_super *best = NULL, *s;
+	struct pool_chunk *ch = NULL;
+	unsigned i;
+
+	for (s = p->supers.next; s != &p->supers; s = s->next)
+		if (s->used < POOL_NCHUNK && (!best || s->used > best->used))
+			best = s;
+	if (!best && !(best = pool_super_new(p)))
+		return NULL;
+	s = best;
+	for (i = 0; i < POOL_NCHUNK; i++) {
+		if (s->ch[i].state == POOL_CH_FREE) {
+			ch = &s->ch[i];
+			break;
 		}
-		sb = pool_map_huge(POOL_SUPER);
-		if (!sb)
-			return -ENOMEM;
-		p->supers[p->nsupers++] = sb;
-		__atomic_fetch_add(&p->reserved, POOL_SUPER, __ATOMIC_RELAXED);
-		p->scur = sb;
-		p->send = sb + POOL_SUPER;
+		if (s->ch[i].state == POOL_CH_COLD && !ch)
+			ch = &s->ch[i];
 	}
-	c->cur = p->scur;
-	c->end = p->scur + POOL_CHUNK / csize * csize;
-	p->scur += POOL_CHUNK;
-	return 0;
+	if (ch->state == POOL_CH_FREE) {
+		p->free_backed--;
+	} else {
+		s->cold--;
+		__atomic_fetch_add(&p->reserved, POOL_CHUNK, __ATOMIC_RELAXED);
+		if (s->cold == 0 && !s->huge) {
+			/* in use again: let khugepaged make it huge */
+			madvise(s, POOL_SUPER, MADV_HUGEPAGE);
+			s->huge = 1;
+		}
+	}
+	i = pool_chunk_index(s, ch);
+	s->used++;
+	ch->state = POOL_CH_USED;
+	ch->cls = (int16_t)ci;
+	ch->live = 0;
+	ch->free = NULL;
+	ch->listed = 0;
+	ch->next = ch->prev = NULL;
+	ch->carve = pool_chunk_base(s, i);
+	ch->cap = (uint16_t)(((char *)s + (size_t)(i + 1) * POOL_CHUNK - ch->carve) / c->csize);
+	ch->end = ch->carve + (size_t)ch->cap * c->csize;
+	return ch;
+}
+
+/* Give a free chunk's pages back. */
+static void
+pool_chunk_cool(struct pool *p, struct pool_super *s, struct pool_chunk *ch)
+{
+	unsigned i = pool_chunk_index(s, ch);
+	char *base = pool_chunk_base(s, i); /* chunk 0 keeps the header page */
+
+	if (ch->state == POOL_CH_FREE)
+		p->free_backed--;
+	ch->state = POOL_CH_COLD;
+	s->cold++;
+	madvise(base, (size_t)((char *)s + (size_t)(i + 1) * POOL_CHUNK - base), MADV_DONTNEED);
+	__atomic_fetch_sub(&p->reserved, POOL_CHUNK, __ATOMIC_RELAXED);
+	if (s->huge) {
+		madvise(s, POOL_SUPER, MADV_NOHUGEPAGE);
+		s->huge = 0;
+	}
+}
+
+/*
+ * Over the budget of free backed chunks (a new superblock brings 31):
+ * give back the free chunks of the least used superblocks first, where
+ * splitting the huge page costs least.
+ */
+static void
+pool_trim_backed(struct pool *p)
+{
+	while (p->free_backed > POOL_HOT_MAX) {
+		struct pool_super *best = NULL;
+
+		for (struct pool_super *s = p->supers.next; s != &p->supers; s = s->next)
+			if (s->used + s->cold < POOL_NCHUNK && (!best || s->used < best->used))
+				best = s;
+		if (!best)
+			return;
+		for (unsigned i = 0; i < POOL_NCHUNK && p->free_backed > POOL_HOT_MAX; i++)
+			if (best->ch[i].state == POOL_CH_FREE)
+				pool_chunk_cool(p, best, &best->ch[i]);
+	}
+}
+
+/* ch has no live object left: give it back to its superblock. */
+static void
+pool_chunk_put(struct pool *p, struct pool_chunk *ch)
+{
+	struct pool_super *s = pool_super_of(ch);
+
+	s->used--;
+	if (s->used == 0) {
+		if (p->nsupers == 1) {
+			/* the last one: keep it, so that one object coming and
+			 * going in a small pool does not map and zero a
+			 * superblock each time */
+			ch->state = POOL_CH_FREE;
+			p->free_backed++;
+			return;
+		}
+		ch->state = POOL_CH_COLD; /* not counted in free_backed */
+		pool_super_unmap(p, s);
+		pool_trim_backed(p);
+		return;
+	}
+	if (p->free_backed < POOL_HOT_MAX) {
+		ch->state = POOL_CH_FREE;
+		p->free_backed++;
+		return;
+	}
+	ch->state = POOL_CH_USED; /* not free_backed yet */
+	pool_chunk_cool(p, s, ch);
+	pool_trim_backed(p);
+}
+
+/*
+ * The class's current chunk is full: a dense partial one (topping those
+ * up lets sparse ones drain and go back), else a sparse one, else a free
+ * one. In a bulk build only sparse ones: see the DOC comment.
+ */
+static struct pool_chunk *
+pool_class_refill(struct pool *p, int ci)
+{
+	struct pool_class *c = &p->cls[ci];
+	struct pool_chunk *ch = p->streak < POOL_BULK_STREAK ? c->partial[POOL_DENSE] : NULL;
+
+	if (!ch)
+		ch = c->partial[POOL_SPARSE];
+	if (ch)
+		pool_partial_unlink(c, ch);
+	else
+		ch = pool_chunk_get(p, ci);
+	c->cur = ch; /* the full one is on no list until an object comes back */
+	return ch;
 }
 
 void *
@@ -195,16 +499,27 @@ pool_alloc(struct pool *p, size_t size)
 		}
 	} else {
 		struct pool_class *c = &p->cls[ci];
-		if (c->free) {
-			obj = c->free;
-			c->free = *(void **)obj;
-		} else if ((c->cur && csize <= (size_t)(c->end - c->cur)) ||
-			   pool_grow(p, c, csize) == 0) {
-			obj = c->cur;
-			c->cur += csize;
+		struct pool_chunk *ch = c->cur;
+
+		for (;;) {
+			if (ch && ch->free) {
+				obj = ch->free;
+				ch->free = *(void **)obj;
+				break;
+			}
+			if (ch && ch->carve != ch->end) {
+				obj = ch->carve;
+				ch->carve += csize;
+				break;
+			}
+			if (!(ch = pool_class_refill(p, ci)))
+				break;
 		}
-		if (obj)
+		if (obj) {
+			ch->live++;
+			p->streak++;
 			__atomic_fetch_add(&p->bytes, csize, __ATOMIC_RELAXED);
+		}
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (!obj)
@@ -229,8 +544,27 @@ pool_free(struct pool *p, void *obj, size_t size)
 		__atomic_fetch_sub(&p->reserved, pool_big_len(csize), __ATOMIC_RELAXED);
 		pool_big_unmap(b);
 	} else {
-		*(void **)obj = p->cls[ci].free;
-		p->cls[ci].free = obj;
+		struct pool_super *s = pool_super_of(obj);
+		struct pool_chunk *ch = &s->ch[((uintptr_t)obj & (POOL_SUPER - 1)) >> POOL_CHUNK_SHIFT];
+		struct pool_class *c = &p->cls[ch->cls];
+
+		*(void **)obj = ch->free;
+		ch->free = obj;
+		p->streak = 0;
+		if (--ch->live == 0) {
+			if (ch->listed)
+				pool_partial_unlink(c, ch);
+			if (c->cur == ch)
+				c->cur = NULL;
+			pool_chunk_put(p, ch);
+		} else if (c->cur != ch) {
+			if (!ch->listed) {
+				pool_partial_push(c, ch, POOL_DENSE); /* it was full */
+			} else if (ch->listed == POOL_DENSE + 1 && ch->live < ch->cap / 2) {
+				pool_partial_unlink(c, ch);
+				pool_partial_push(c, ch, POOL_SPARSE);
+			}
+		}
 	}
 	pthread_mutex_unlock(&p->lock);
 }

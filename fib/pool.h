@@ -3,14 +3,19 @@
  * DOC: per-FIB memory pools
  *
  * Trie nodes, leaves and interned attribute sets come from size-classed
- * pools carved out of 64 KiB chunks: no per-object malloc header (a 24-byte
- * leaf costs 24 bytes), neighbours allocated together, exact byte counts,
- * and freeing a whole FIB releases chunks, not millions of objects.
- * Objects larger than a chunk class (wide root nodes) go to malloc and are
- * tracked on a list.
+ * pools carved out of 64 KiB chunks of 2 MiB (huge page) superblocks: no
+ * per-object malloc header (a 24-byte leaf costs 24 bytes), neighbours
+ * allocated together, exact byte counts, and freeing a whole FIB releases
+ * superblocks, not millions of objects. A chunk serves one class at a
+ * time and counts its live objects; an empty chunk goes back to its
+ * superblock, and its pages to the system (MADV_DONTNEED) beyond a small
+ * reserve, an empty superblock is unmapped: after a peak (a compaction,
+ * a withdrawn table) the pool shrinks back. Objects larger than the
+ * largest class (wide root nodes) are mapped one by one and tracked on a
+ * list. Details and the placement policy in pool.c.
  *
- *   class:  8 16 24 ... 512 | 1K 2K ... 64K | malloc
- *   free list per class, threaded through the first word of free objects
+ *   class:  8 16 24 ... 512 | 544 1056 ... 16K+32 | own mapping
+ *   free list per chunk, threaded through the first word of free objects
  *
  * pool_alloc is called by the writer; pool_free by the writer or by the
  * call_rcu thread when a reclamation batch expires: one mutex serialises
@@ -33,7 +38,8 @@ void *pool_alloc(struct pool *p, size_t size);
 void pool_free(struct pool *p, void *obj, size_t size);
 /* Bytes handed out (rounded to the class size). Context: any. */
 uint64_t pool_bytes(const struct pool *p);
-/* Bytes reserved from the system (chunks + large objects). */
+/* Bytes held from the system: superblocks less the chunks given back,
+ * plus large objects. Context: any. */
 uint64_t pool_reserved(const struct pool *p);
 
 #ifdef FIB_FAULT_INJECTION
