@@ -122,6 +122,8 @@ enum conf_fid {
 	F_HALVE_ROOT,
 	F_SYNC_PAGES,
 	F_RECLAIM,
+	F_COMPACT_QUIET,
+	F_COMPACT_MARGIN,
 	F_CACHE_ENABLED,
 	F_BUCKETS,
 	F_MAX_ENTRIES,
@@ -162,6 +164,10 @@ static const struct conf_field conf_fields[F_COUNT] = {
 		1, 65536, NULL },
 	[F_RECLAIM] = { S_FIB, "reclaim", T_ENUM, OFF(fib, reclaim),
 		0, 0, conf_reclaim_names },
+	[F_COMPACT_QUIET] = { S_FIB, "compact_quiet", T_DURATION, OFF(fib, compact_quiet_us),
+		0, US_H, NULL },
+	[F_COMPACT_MARGIN] = { S_FIB, "compact_margin", T_UINT, OFF(fib, compact_margin),
+		1, 1000, NULL },
 	[F_CACHE_ENABLED] = { S_CACHE, "enabled", T_BOOL, OFF(cache, enabled),
 		0, 0, NULL },
 	[F_BUCKETS] = { S_CACHE, "buckets", T_POW2, OFF(cache, buckets),
@@ -218,6 +224,8 @@ conf_defaults(struct conf *c)
 	c->fib.halve_threshold_root = 15;
 	c->fib.sync_pages = 128;
 	c->fib.reclaim = CONF_RECLAIM_CALL_RCU;
+	c->fib.compact_quiet_us = 10 * US_S;
+	c->fib.compact_margin = 10;
 	c->cache.enabled = true;
 	c->cache.buckets = 1u << 17;
 	c->cache.max_entries = 1u << 19;

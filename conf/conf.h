@@ -77,6 +77,10 @@ struct conf_fib {
 	unsigned halve_threshold_root;   /* 15, below inflate_threshold_root */
 	unsigned sync_pages;             /* 128 pages of 4 KiB per reclaim batch */
 	enum conf_reclaim reclaim;       /* call_rcu */
+	uint64_t compact_quiet_us;       /* 10 s of quiet after churn before a
+					  * compaction is considered; 0: never */
+	unsigned compact_margin;         /* 10 (%): compact when the FIB holds
+					  * this much more than a fresh build */
 };
 
 /* Flow cache and its expiry worker (issue 4). */

@@ -186,12 +186,16 @@ ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 		cmd->op = CTL_METRICS;
 		return 0;
 	}
+	if (n == 1 && !strcmp(tok[0], "compact")) {
+		cmd->op = CTL_COMPACT;
+		return 0;
+	}
 	if (n == 1 && !strcmp(tok[0], "help")) {
 		cmd->op = CTL_HELP;
 		return 0;
 	}
 	if (!strcmp(tok[0], "flush") || !strcmp(tok[0], "reload") || !strcmp(tok[0], "metrics") ||
-	    !strcmp(tok[0], "help") || !strcmp(tok[0], "show"))
+	    !strcmp(tok[0], "help") || !strcmp(tok[0], "show") || !strcmp(tok[0], "compact"))
 		ctl_set(r, 400, "bad arguments to %s", tok[0]);
 	else
 		ctl_set(r, 404, "unknown command: %.64s", tok[0]);

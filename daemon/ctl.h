@@ -60,6 +60,7 @@ enum ctl_op {
 	CTL_RELOAD,
 	CTL_METRICS,
 	CTL_HELP,
+	CTL_COMPACT,
 };
 
 struct ctl_addr {

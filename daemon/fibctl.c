@@ -66,7 +66,7 @@ fibctl_usage(void)
 		"commands:\n"
 		"  show summary | show trie [4|6] | show cache | show routes [PREFIX]\n"
 		"  show config | lookup ADDR... [from SRC] [tos T] [iif DEV] | lookup -\n"
-		"  flush cache | reload | metrics | help\n"
+		"  flush cache | compact | reload | metrics | help\n"
 		"default socket: %s\n",
 		FIBCTL_SOCKET);
 	exit(2);

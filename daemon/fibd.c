@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,17 @@ struct fibd {
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
 	struct event *watchdog, *status;
 	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
+	struct event *settle; /* 1 s tick once ready: compaction policy (fibd_settle) */
+	uint64_t settle_gen;  /* FIB generation at the last tick */
+	double busy_at;       /* last tick that saw churn or a busy ingest */
+	int churned;          /* routes changed since the last settle */
+	int built_pending;    /* measure built_* at the next quiet tick */
+	int compact_pass;     /* 1: the second pass is due at the next quiet tick */
+	uint64_t compact_gen; /* generation after the last pass: both wait for no churn */
+	uint64_t built_bytes; /* fib bytes right after the last bulk build */
+	size_t built_routes;  /* and its routes */
+	uint64_t settles, compactions, compact_failures, trims;
+	double compact_last, compact_max, trim_last;
 	double probe_last, probe_max;
 	double t_start;
 	int ready;
@@ -718,6 +730,7 @@ fibd_watchdog(evutil_socket_t fd, short what, void *arg)
 
 static void fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r,
 		      void *arg);
+static int fibd_settle(struct fibd *d, int force, char *msg, size_t len);
 
 static struct ctl *
 fibd_ctl_new(struct fibd *d, const struct conf *c)
@@ -1098,6 +1111,35 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 		evbuffer_add_printf(out, "fibd_cache_gc_seconds_max %.9f\n",
 				    (double)cs.gc_ns_max * 1e-9);
 	}
+	{
+		struct mallinfo2 mi = mallinfo2();
+
+		fibd_metric(out, "malloc_in_use_bytes", "gauge",
+			    "malloc: bytes in use, all arenas and mmapped blocks.");
+		evbuffer_add_printf(out, "fibd_malloc_in_use_bytes %zu\n", mi.uordblks + mi.hblkhd);
+		fibd_metric(out, "malloc_free_bytes", "gauge",
+			    "malloc: free bytes held in the arenas (malloc_trim gives pages back).");
+		evbuffer_add_printf(out, "fibd_malloc_free_bytes %zu\n", mi.fordblks);
+	}
+	fibd_metric(out, "settles_total", "counter",
+		    "Quiet periods after churn checked for compaction (and malloc trimmed).");
+	evbuffer_add_printf(out, "fibd_settles_total %llu\n", (unsigned long long)d->settles);
+	fibd_metric(out, "compaction_pending", "gauge",
+		    "1 while a compaction's second pass or its old trie's freeing is due.");
+	evbuffer_add_printf(out, "fibd_compaction_pending %d\n",
+			    d->compact_pass || d->built_pending);
+	fibd_metric(out, "compactions_total", "counter", "FIB rebuilds by fib_compact (passes).");
+	evbuffer_add_printf(out, "fibd_compactions_total %llu\n", (unsigned long long)d->compactions);
+	fibd_metric(out, "compaction_failures_total", "counter", "fib_compact errors (FIB unchanged).");
+	evbuffer_add_printf(out, "fibd_compaction_failures_total %llu\n",
+			    (unsigned long long)d->compact_failures);
+	fibd_metric(out, "compaction_seconds_last", "gauge",
+		    "Event loop stall of the last compaction.");
+	evbuffer_add_printf(out, "fibd_compaction_seconds_last %.6f\n", d->compact_last);
+	fibd_metric(out, "compaction_seconds_max", "gauge", "Longest compaction stall.");
+	evbuffer_add_printf(out, "fibd_compaction_seconds_max %.6f\n", d->compact_max);
+	fibd_metric(out, "malloc_trims_total", "counter", "malloc_trim calls.");
+	evbuffer_add_printf(out, "fibd_malloc_trims_total %llu\n", (unsigned long long)d->trims);
 	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
 	evbuffer_add_printf(out, "fibd_reloads_total %llu\n", (unsigned long long)d->reloads);
 	fibd_metric(out, "reload_failures_total", "counter", "Refused config reloads.");
@@ -1210,11 +1252,22 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 	case CTL_METRICS:
 		fibd_metrics(d, out);
 		break;
+	case CTL_COMPACT:
+		if (!d->ready)
+			goto not_ready;
+		if (!ingest_idle(d->ing)) {
+			r->code = 503;
+			snprintf(r->msg, sizeof(r->msg), "busy: a dump or resync is running");
+			break;
+		}
+		if (fibd_settle(d, 1, r->msg, sizeof(r->msg)) < 0)
+			r->code = 500;
+		break;
 	case CTL_HELP:
 		evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
 					 "show routes [PREFIX]\nshow config\n"
 					 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
-					 "flush cache\nreload\nmetrics\nhelp\n");
+					 "flush cache\ncompact\nreload\nmetrics\nhelp\n");
 		break;
 	}
 	return;
@@ -1286,6 +1339,8 @@ fibd_http_new(struct fibd *d, const char *address)
 
 /* Events. */
 
+static void fibd_trim(struct fibd *d);
+
 static void
 fibd_write_outputs(struct ingest *ing, void *arg)
 {
@@ -1297,6 +1352,8 @@ fibd_write_outputs(struct ingest *ing, void *arg)
 	if (d->opts.lookup_in)
 		fibd_write_lookups(d, d->opts.lookup_in, d->opts.lookup_out);
 	fibd_log_stats(d);
+	/* a full table's dump is tens of MB of evbuffer, freed now */
+	fibd_trim(d);
 	log_info("outputs written: %zu v4 / %zu v6 routes", fib_count(d->fib, AF_INET),
 		 fib_count(d->fib, AF_INET6));
 	if (d->opts.once)
@@ -1312,6 +1369,194 @@ fibd_probe(evutil_socket_t fd, short what, void *arg)
 	if (now - d->probe_last > d->probe_max)
 		d->probe_max = now - d->probe_last;
 	d->probe_last = now;
+}
+
+/*
+ * Compaction policy. Route-by-route churn leaves the FIB larger than a
+ * bulk build of the same routes: trie nodes resized within a per-update
+ * budget, pool chunks with holes. Once the table has been quiet for
+ * fib.compact_quiet after churn (1 s ticks with fewer than 100 route
+ * changes each, since a live BGP feed is never fully quiet, and no dump
+ * or resync running), fibd_settle compares the bytes
+ * the FIB holds with those of the last bulk build scaled to today's
+ * routes; past fib.compact_margin percent (and FIBD_COMPACT_MIN bytes)
+ * it rebuilds both families with fib_compact. The main thread is the
+ * FIB's writer, so the loop (netlink events, the control socket) stalls
+ * for about as long as fib_load of the same routes takes (0.2-0.4 s for
+ * 1M routes) while lookups go on (RCU); the stall is logged and counted
+ * (fibd_compaction_seconds_*). It stays rare: only after churn that grew
+ * the FIB by the margin, at most once per quiet period, in two passes a
+ * second apart (see fibd_settle). Every settle then
+ * gives malloc's free pages back (malloc_trim): flow cache entries and
+ * netlink buffers churn through malloc, whose arenas keep their peak.
+ */
+/* generation steps in a 1 s tick that still count as quiet: 100 route
+ * changes (each moves the generation twice) */
+#define FIBD_QUIET_CHANGES 200
+#define FIBD_COMPACT_MIN (1u << 20) /* bytes over the expected size, at least */
+#define FIBD_BUILT_MIN_ROUTES 1000  /* smaller tables are all fixed costs */
+
+/* Remember what a bulk build holds per route, once its old trie is freed.
+ * Context: main thread, the FIB's writer. */
+static void
+fibd_built_measure(struct fibd *d)
+{
+	struct fib_stats st;
+	size_t routes = fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6);
+
+	d->built_pending = 0;
+	/* A small table is mostly fixed costs: its bytes per route would
+	 * make a later full table look compact. Keep the reference of the
+	 * larger table until one of comparable size replaces it. */
+	if (routes < FIBD_BUILT_MIN_ROUTES || routes < d->built_routes / 2)
+		return;
+	fib_reclaim_barrier(d->fib);
+	fib_stats(d->fib, &st);
+	d->built_bytes = st.bytes;
+	d->built_routes = routes;
+	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)st.bytes / 1e6, routes);
+}
+
+static void
+fibd_trim(struct fibd *d)
+{
+	double t0 = fibd_now();
+
+	malloc_trim(0);
+	d->trims++;
+	d->trim_last = fibd_now() - t0;
+}
+
+/*
+ * One rebuild (fib_compact of both families), the old trie handed to
+ * call_rcu at once. Returns 0 or -errno. Context: main thread, the FIB's
+ * writer, ingest idle.
+ */
+static int
+fibd_compact(struct fibd *d)
+{
+	double t0 = fibd_now(), dt;
+	int err;
+
+	/* Pending frees first, so that the rebuild allocates with no free in
+	 * between: fib/pool.c then puts it in fresh and sparse chunks. */
+	fib_reclaim_barrier(d->fib);
+	err = fib_compact(d->fib, AF_UNSPEC);
+	fib_reclaim_flush(d->fib);
+	dt = fibd_now() - t0;
+	d->settle_gen = d->compact_gen = fib_generation(d->fib);
+	if (err < 0) {
+		d->compact_failures++;
+		d->compact_pass = 0;
+		log_warnx("fib compaction: %s", strerror(-err));
+		return err;
+	}
+	d->compactions++;
+	d->compact_last = dt;
+	if (dt > d->compact_max)
+		d->compact_max = dt;
+	return 0;
+}
+
+/*
+ * Compact the FIB if it holds more than the margin over a fresh build
+ * (or always, with force), then trim malloc. Two passes: the first
+ * rebuild partly fills holes in chunks of the old trie, which keep those
+ * chunks once the old trie is gone; the second, after the first's old
+ * trie is freed, moves everything into dense chunks (fib/pool.c). The
+ * second pass runs at the next quiet tick (force: now), so the loop
+ * answers in between. Returns 1 if it compacted, 0 if not needed,
+ * -errno. msg (may be NULL) gets one line for the operator. Context: main
+ * thread, the FIB's writer, ingest idle.
+ */
+static int
+fibd_settle(struct fibd *d, int force, char *msg, size_t len)
+{
+	struct fib_stats st;
+	size_t routes = fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6);
+	unsigned margin = d->conf->fib.compact_margin;
+	uint64_t expected = 0, before;
+	int err;
+
+	d->settles++;
+	fib_reclaim_barrier(d->fib); /* the bytes are then the FIB's own */
+	fib_stats(d->fib, &st);
+	before = st.bytes;
+	if (d->built_routes)
+		expected = (uint64_t)((double)d->built_bytes * (double)routes /
+				      (double)d->built_routes);
+	if (!force && (before < expected + FIBD_COMPACT_MIN ||
+		       before * 100 <= expected * (100 + (uint64_t)margin))) {
+		fibd_trim(d);
+		log_debug("fib: %.1f MB held for %zu routes, %.1f MB expected: no compaction",
+			  before / 1e6, routes, expected / 1e6);
+		if (msg)
+			snprintf(msg, len, "not needed: %.1f MB held, %.1f MB expected", before / 1e6,
+				 expected / 1e6);
+		return 0;
+	}
+	err = fibd_compact(d);
+	if (!err) {
+		double first = d->compact_last;
+
+		d->compact_pass = 1;
+		if (force) {
+			err = fibd_compact(d);
+			d->compact_pass = 0;
+			d->built_pending = 1;
+		}
+		log_info("fib compacted: %zu routes, %.1f MB held, %.1f MB expected from the "
+			 "last bulk build; event loop stalled %.0f ms%s", routes, before / 1e6,
+			 expected / 1e6, first * 1e3, force ? "" : ", second pass due");
+		if (msg)
+			snprintf(msg, len, "compacted %zu routes, %.1f MB held before; stalls %.0f ms "
+				 "and %.0f ms", routes, before / 1e6, first * 1e3,
+				 d->compact_last * 1e3);
+	} else if (msg) {
+		snprintf(msg, len, "failed: %s", strerror(-err));
+	}
+	fibd_trim(d);
+	return err < 0 ? err : 1;
+}
+
+static void
+fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+	uint64_t gen = fib_generation(d->fib), quiet_us = d->conf->fib.compact_quiet_us;
+	double now = fibd_now();
+
+	if (gen - d->settle_gen >= FIBD_QUIET_CHANGES || !ingest_idle(d->ing) || d->writing)
+		d->busy_at = now;
+	if (gen != d->settle_gen)
+		d->churned = 1;
+	d->settle_gen = gen;
+	if (now - d->busy_at < 1.0)
+		return;
+	if ((d->compact_pass || d->built_pending) && gen != d->compact_gen) {
+		/* churn since: the policy looks again after the next quiet
+		 * period, the reference stays the last clean build's */
+		d->compact_pass = 0;
+		d->built_pending = 0;
+	}
+	if (d->compact_pass == 1) {
+		if (fibd_compact(d) == 0)
+			log_info("fib compacted, second pass: event loop stalled %.0f ms",
+				 d->compact_last * 1e3);
+		d->compact_pass = 0;
+		d->built_pending = 1;
+		fibd_trim(d);
+		return;
+	}
+	if (d->built_pending) {
+		fibd_built_measure(d);
+		fibd_trim(d);
+		return;
+	}
+	if (!d->churned || quiet_us == 0 || now - d->busy_at < (double)quiet_us * 1e-6)
+		return;
+	d->churned = 0;
+	fibd_settle(d, 0, NULL, 0);
 }
 
 static void
@@ -1338,6 +1583,14 @@ fibd_ready(struct ingest *ing, void *arg)
 		 "event-loop stall %.1f ms", st.dump_seconds, st.ingest_seconds - st.dump_seconds,
 		 d->probe_max * 1e3);
 	fibd_status(d);
+	/* The first dump went to fib_load: the reference for compactions.
+	 * Its temporary buffers are freed: give them back. */
+	fibd_built_measure(d);
+	fibd_trim(d);
+	d->settle_gen = d->compact_gen = fib_generation(d->fib);
+	d->busy_at = fibd_now();
+	if (event_add(d->settle, &(struct timeval){ 1, 0 }) < 0)
+		log_warnx("settle timer: compactions off");
 	if (d->cache) {
 		int err = flow_cache_start(d->cache, d->fib);
 
@@ -1433,6 +1686,12 @@ main(int argc, char **argv)
 		fatalx("%s: configuration errors, not starting", d.opts.conf_path);
 	fibd_log_level(&d, d.conf);
 	signal(SIGPIPE, SIG_IGN);
+	/* Large transient buffers (a dump's route set, fib_load's and
+	 * fib_compact's sort arrays, a full `show routes`) get their own
+	 * mappings and go back when freed: glibc's dynamic threshold would
+	 * otherwise move them into the heap after the first such free, where
+	 * they stay resident until a malloc_trim. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	d.t_start = fibd_now();
 
 	d.base = event_base_new();
@@ -1483,6 +1742,9 @@ main(int argc, char **argv)
 	if (!d.probe || event_add(d.probe, &(struct timeval){ 0, 1000 }) < 0)
 		fatalx("probe timer");
 	d.probe_last = fibd_now();
+	d.settle = event_new(d.base, -1, EV_PERSIST, fibd_settle_tick, &d);
+	if (!d.settle)
+		fatalx("settle timer");
 	d.status = event_new(d.base, -1, EV_PERSIST, fibd_status_tick, &d);
 	if (!d.status || event_add(d.status, &(struct timeval){ 5, 0 }) < 0)
 		fatalx("status timer");
@@ -1521,6 +1783,7 @@ main(int argc, char **argv)
 	event_free(d.sig_usr1);
 	event_free(d.sig_hup);
 	event_free(d.probe);
+	event_free(d.settle);
 	event_free(d.status);
 	if (d.watchdog)
 		event_free(d.watchdog);

@@ -1274,6 +1274,12 @@ ingest_stats(const struct ingest *ing, struct ingest_stats *st)
 }
 
 int
+ingest_idle(const struct ingest *ing)
+{
+	return ing->phase == PH_IDLE && !ing->load.running && !ing->resync_pending;
+}
+
+int
 ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c)
 {
 	int restart = c->families != ing->conf.families || c->ntables != ing->conf.ntables ||

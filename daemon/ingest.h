@@ -120,6 +120,9 @@ int ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c);
 
 /* Context: main thread. */
 void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
+/* 1 when no dump, resync or load is running (the main thread may then
+ * rebuild the FIB between two events), else 0. Context: main thread. */
+int ingest_idle(const struct ingest *ing);
 
 /* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */
 const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);
