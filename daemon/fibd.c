@@ -1428,6 +1428,23 @@ fibd_trim(struct fibd *d)
 }
 
 /*
+ * After a compaction every flow cache entry is stale (the generation
+ * moved): drop them now rather than one by one as lookups and the expiry
+ * worker meet them, and wait for their grace period, so that the trim
+ * that follows gives their malloc pages back and the entries cached
+ * afterwards are packed in few pages. Context: main thread, outside read
+ * sections.
+ */
+static void
+fibd_flush_stale(struct fibd *d)
+{
+	if (!d->cache)
+		return;
+	flow_cache_flush(d->cache);
+	fib_reclaim_barrier(d->fib); /* rcu_barrier: the cache's batches too */
+}
+
+/*
  * One rebuild (fib_compact of both families), the old trie handed to
  * call_rcu at once. Returns 0 or -errno. Context: main thread, the FIB's
  * writer, ingest idle.
@@ -1504,6 +1521,7 @@ fibd_settle(struct fibd *d, int force, char *msg, size_t len)
 			err = fibd_compact(d);
 			d->compact_pass = 0;
 			d->built_pending = 1;
+			fibd_flush_stale(d);
 		}
 		log_info("fib compacted: %zu routes, %.1f MB held, %.1f MB expected from the "
 			 "last bulk build; event loop stalled %.0f ms%s", routes, before / 1e6,
@@ -1545,6 +1563,7 @@ fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
 				 d->compact_last * 1e3);
 		d->compact_pass = 0;
 		d->built_pending = 1;
+		fibd_flush_stale(d);
 		fibd_trim(d);
 		return;
 	}
