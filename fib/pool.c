@@ -75,8 +75,17 @@
 #define POOL_HDR 4096u /* the superblock header, in front of chunk 0 */
 /* allocations without a free in between that make a bulk build */
 #define POOL_BULK_STREAK 256u
-/* free chunks of live superblocks kept backed: 512 KiB */
+/*
+ * Free chunks of live superblocks kept backed: 512 KiB. Built with
+ * -DPOOL_PROTECT_FREE (debugging), none, and every chunk given back is
+ * mprotect(PROT_NONE) until reused: a read of freed trie memory after
+ * its grace period then faults at the read instead of seeing zeros.
+ */
+#ifdef POOL_PROTECT_FREE
+#define POOL_HOT_MAX 0u
+#else
 #define POOL_HOT_MAX 8u
+#endif
 #define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
 #define POOL_NSMALL (POOL_SMALL_MAX / 8)
@@ -351,6 +360,12 @@ pool_chunk_get(struct pool *p, int ci)
 	if (ch->state == POOL_CH_FREE) {
 		p->free_backed--;
 	} else {
+#ifdef POOL_PROTECT_FREE
+		char *b = pool_chunk_base(s, pool_chunk_index(s, ch));
+
+		mprotect(b, (size_t)((char *)s + (size_t)(pool_chunk_index(s, ch) + 1) * POOL_CHUNK - b),
+			 PROT_READ | PROT_WRITE);
+#endif
 		s->cold--;
 		__atomic_fetch_add(&p->reserved, POOL_CHUNK, __ATOMIC_RELAXED);
 		if (s->cold == 0 && !s->huge) {
@@ -385,6 +400,9 @@ pool_chunk_cool(struct pool *p, struct pool_super *s, struct pool_chunk *ch)
 	ch->state = POOL_CH_COLD;
 	s->cold++;
 	madvise(base, (size_t)((char *)s + (size_t)(i + 1) * POOL_CHUNK - base), MADV_DONTNEED);
+#ifdef POOL_PROTECT_FREE
+	mprotect(base, (size_t)((char *)s + (size_t)(i + 1) * POOL_CHUNK - base), PROT_NONE);
+#endif
 	__atomic_fetch_sub(&p->reserved, POOL_CHUNK, __ATOMIC_RELAXED);
 	if (s->huge) {
 		madvise(s, POOL_SUPER, MADV_NOHUGEPAGE);
@@ -435,7 +453,7 @@ pool_chunk_put(struct pool *p, struct pool_chunk *ch)
 		pool_trim_backed(p);
 		return;
 	}
-	if (p->free_backed < POOL_HOT_MAX) {
+	if (p->free_backed + 1 <= POOL_HOT_MAX) {
 		ch->state = POOL_CH_FREE;
 		p->free_backed++;
 		return;
