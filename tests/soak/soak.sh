@@ -23,7 +23,14 @@
 #   - fibd's VmRSS at the end is within RSS_TOLERANCE (10) % of its level
 #     after the first load (RSS_BASE=load), or after the first cycle
 #     (RSS_BASE=cycle1: growth over the cycles only, without the one-time
-#     step from the bulk-built first FIB to an incrementally built one);
+#     step from the bulk-built first FIB to an incrementally built one).
+#     Both levels with the readers running: the load level is taken once
+#     their flows are in the flow cache (entries stable for 1 s), the end
+#     once fibd has settled (quiet for fib.compact_quiet, compacted and
+#     malloc trimmed: fibd_settles_total moved, fibd_compaction_pending 0;
+#     at most 60 s). The level before the readers start is printed too.
+#     Every memory line splits VmRSS into heap, other anonymous memory and
+#     files, with the FIB's, the cache's and malloc's own counters;
 #   - no ENOBUFS left unresolved: `show summary` netlink_drops ==
 #     netlink_resyncs.
 # Exit 77 when not root or without network namespaces. Parameters by
@@ -55,6 +62,18 @@ now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc | sed 's/^\./0./; s/\(\.[0-9]\)[0-9]*/\1/'; }
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$FIBD_PID/status"; }
 fib_bytes() { "$FIBCTL" -s "$FIBD_SOCK" metrics | awk '$1 == "fibd_fib_bytes" { printf "%d", $2 / 1024 }'; }
+# Where fibd's resident memory is, in kB: the heap (main arena), other
+# anonymous mappings (FIB pool superblocks, thread arenas, the flow
+# cache's bucket table, stacks), files; the FIB's and the cache's own
+# counters, and malloc's in-use and free bytes (fibctl metrics).
+mem() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { kind = ($6 == "[heap]") ? "heap" : ($6 == "" ? "anon" : ($6 ~ /^\[/ ? "anon" : "file")) }
+		/^Rss:/ { r[kind] += $2 } END { printf "heap %d anon %d file %d", r["heap"], r["anon"], r["file"] }' "/proc/$FIBD_PID/smaps"
+	"$FIBCTL" -s "$FIBD_SOCK" metrics | awk '$1 == "fibd_fib_bytes" { f = $2 } $1 == "fibd_cache_bytes" { c = $2 }
+		$1 == "fibd_malloc_in_use_bytes" { u = $2 } $1 == "fibd_malloc_free_bytes" { fr = $2 }
+		END { printf " (fib %d, cache %d, malloc in use %d free %d)", f / 1024, c / 1024, u / 1024, fr / 1024 }'
+}
+metric() { "$FIBCTL" -s "$FIBD_SOCK" metrics | awk -v k="$1" '$1 == k { print $2 }'; }
 summary() { "$FIBCTL" -s "$FIBD_SOCK" show summary | awk -v k="$1" '$1 == k { print $2 }'; }
 
 nl_ns soak
@@ -104,8 +123,7 @@ nl_fibd_start "$TMP/fibd.log" --dump "$TMP/dump"
 nl_wait_file "$TMP/dump" 300
 echo "fibd ready in $(since "$t0") s: $(summary routes_v4) v4, $(summary routes_v6) v6 routes"
 nl_compare_dump 254 "$TMP/dump" load
-rss0=$(rss)
-echo "rss after first load: $rss0 kB (fib $(fib_bytes) kB)"
+echo "rss after first load, no reader yet: $(rss) kB; $(mem)"
 
 RPIDS=""
 for r in $(seq "$READERS"); do
@@ -113,6 +131,18 @@ for r in $(seq "$READERS"); do
 	RPIDS="$RPIDS $!"
 	PIDS="$PIDS $!"
 done
+# The reference level: the first load in the FIB and the readers'
+# flows in the cache (entries stable over 1 s, at most 30 s), so that
+# the end, with the readers running, compares like with like.
+t0=$(now)
+e0=-1
+while e1=$(summary cache_entries) && { [ "$e1" != "$e0" ] || [ "$e1" = 0 ]; } &&
+	[ "$(echo "$(now) - $t0 < 30" | bc)" = 1 ]; do
+	e0=$e1
+	sleep 1
+done
+rss0=$(rss)
+echo "rss after first load, readers warm ($e1 cache entries): $rss0 kB (fib $(fib_bytes) kB); $(mem)"
 
 for c in $(seq "$CYCLES"); do
 	t0=$(now)
@@ -133,8 +163,21 @@ for c in $(seq "$CYCLES"); do
 	for p in $RPIDS; do kill -0 "$p" 2>/dev/null || nl_fail "cycle $c: a reader died: $(cat "$TMP"/reader*.out)"; done
 	[ "$c" = 1 ] && rss_c1=$(rss)
 	echo "cycle $c: withdraw ${tw}s add ${ta}s updates ${tu}s; fib $(wc -l <"$TMP/dump") routes = kernel; rss $(rss) kB (fib $(fib_bytes) kB); drops $(summary netlink_drops) resyncs $(summary netlink_resyncs)"
+	echo "  memory: $(mem)"
 done
 
+# The end state is the settled one: fibd compacts the FIB and trims
+# malloc once the table has been quiet for fib.compact_quiet (10 s) after
+# churn (two rebuilds a second apart, see daemon/fibd.c). Wait for that
+# settle to end (readers still running), at most 60 s.
+s0=$(metric fibd_settles_total)
+t0=$(now)
+while { [ "$(metric fibd_settles_total)" = "$s0" ] || [ "$(metric fibd_compaction_pending)" != 0 ]; } &&
+	[ "$(echo "$(now) - $t0 < 60" | bc)" = 1 ]; do
+	sleep 0.5
+done
+echo "settled after $(since "$t0") s: $(metric fibd_compactions_total) compactions, last stall $(metric fibd_compaction_seconds_last) s, longest $(metric fibd_compaction_seconds_max) s"
+echo "  memory: $(mem)"
 kill -TERM $RPIDS
 fail=0
 for p in $RPIDS; do wait "$p" || fail=1; done
