@@ -45,6 +45,8 @@ fib_params_default(struct fib_params *p)
 	p->halve_threshold_root = 15;
 	p->sync_pages = 128;
 	p->reclaim_mode = FIB_RECLAIM_CALL_RCU;
+	p->accel_table = 254; /* RT_TABLE_MAIN */
+	p->accel_table6 = 0;
 }
 
 static int
@@ -94,6 +96,8 @@ fib_new(const struct fib_params *p)
 		errno = ENOMEM;
 		return NULL;
 	}
+	trie4_accel_reset(fib->t4);
+	trie6_accel_reset(fib->t6);
 	return fib;
 }
 
@@ -114,13 +118,26 @@ fib_free(struct fib *fib)
 	free(fib);
 }
 
+static void fib_begin(struct fib *fib);
+static void fib_end(struct fib *fib);
+
 int
 fib_set_params(struct fib *fib, const struct fib_params *p)
 {
 	if (!fib_params_valid(p))
 		return -EINVAL;
+	uint32_t accel = fib->ctx.params.accel_table, accel6 = fib->ctx.params.accel_table6;
+
 	fib->ctx.params = *p;
 	reclaim_set(fib->ctx.rc, p->sync_pages, p->reclaim_mode);
+	if (p->accel_table != accel || p->accel_table6 != accel6) {
+		fib_begin(fib);
+		if (p->accel_table != accel)
+			trie4_accel_reset(fib->t4);
+		if (p->accel_table6 != accel6)
+			trie6_accel_reset(fib->t6);
+		fib_end(fib);
+	}
 	return 0;
 }
 
@@ -198,9 +215,20 @@ fib_route_valid(const struct fib_route *r)
  * dropped too).
  */
 static void
-fib_bump(struct fib *fib)
+fib_begin(struct fib *fib)
 {
 	uatomic_inc(&fib->generation);
+	reclaim_hold(fib->ctx.rc);
+}
+
+/* Only after the second move may this change's retired memory start its
+ * grace period: a reader that cached a result under the odd generation
+ * would trust it until then. */
+static void
+fib_end(struct fib *fib)
+{
+	uatomic_inc(&fib->generation);
+	reclaim_release(fib->ctx.rc);
 }
 
 int
@@ -210,9 +238,9 @@ fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 
 	if (!fib_route_valid(r) || (flags & ~(FIB_ADD_REPLACE | FIB_ADD_APPEND | FIB_ADD_EXCL)))
 		return -EINVAL;
-	fib_bump(fib);
+	fib_begin(fib);
 	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
-	fib_bump(fib);
+	fib_end(fib);
 	return err;
 }
 
@@ -225,9 +253,9 @@ fib_del(struct fib *fib, const struct fib_route *r)
 		return -EINVAL;
 	if (r->plen > (r->family == AF_INET ? 32 : 128))
 		return -EINVAL;
-	fib_bump(fib);
+	fib_begin(fib);
 	err = r->family == AF_INET ? trie4_del(fib->t4, r) : trie6_del(fib->t6, r);
-	fib_bump(fib);
+	fib_end(fib);
 	return err;
 }
 
@@ -249,12 +277,12 @@ fib_compact(struct fib *fib, int family)
 			trie4_load_discard(fib->t4, tree4);
 		return err;
 	}
-	fib_bump(fib);
+	fib_begin(fib);
 	if (tree4)
 		trie4_load_publish(fib->t4, tree4, routes4);
 	if (tree6)
 		trie6_load_publish(fib->t6, tree6, routes6);
-	fib_bump(fib);
+	fib_end(fib);
 	return 0;
 }
 
@@ -303,12 +331,12 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 		if (tree4)
 			trie4_load_discard(fib->t4, tree4);
 	} else {
-		fib_bump(fib);
+		fib_begin(fib);
 		if (n4)
 			trie4_load_publish(fib->t4, tree4, routes4);
 		if (n6)
 			trie6_load_publish(fib->t6, tree6, routes6);
-		fib_bump(fib);
+		fib_end(fib);
 	}
 	free(v4);
 	free(v6);
@@ -318,12 +346,12 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 void
 fib_flush(struct fib *fib, int family)
 {
-	fib_bump(fib);
+	fib_begin(fib);
 	if (family == AF_INET || family == AF_UNSPEC)
 		trie4_flush(fib->t4);
 	if (family == AF_INET6 || family == AF_UNSPEC)
 		trie6_flush(fib->t6);
-	fib_bump(fib);
+	fib_end(fib);
 }
 
 size_t

@@ -141,6 +141,13 @@ struct fib_params {
 	unsigned halve_threshold_root;   /* 15 */
 	unsigned sync_pages;             /* 128: retired bytes per batch, in 4 KiB pages */
 	unsigned reclaim_mode;           /* enum fib_reclaim_mode */
+	/* The table compiled for fast tos-0 lookups of that table (the full
+	 * BGP table), per family; 0: none, the trie answers everything.
+	 * Defaults: 254 (main) for IPv4; 0 for IPv6, whose routes crowd into
+	 * a few /16s and so into a few large blocks that every update would
+	 * rebuild. */
+	uint32_t accel_table;
+	uint32_t accel_table6;
 };
 
 /* Fill p with the defaults. Context: any. */
@@ -243,8 +250,12 @@ struct fib_trie_stats {
 	uint64_t null_pointers;
 	uint64_t depth_total; /* sum over leaves, for the average */
 	uint32_t depth_max;
-	uint64_t bytes; /* nodes + leaves, as allocated from the pools */
+	uint64_t bytes; /* nodes + leaves + compiled table, as allocated from the pools */
 	uint64_t resizes, inflates, halves, collapses;
+	/* the compiled lookup table (params accel_table; 0: none) */
+	uint32_t accel_table;
+	uint64_t accel_bytes, accel_blocks, accel_nodes, accel_answers;
+	uint64_t accel_asks; /* /16s the trie answers for now */
 };
 struct fib_reclaim_stats {
 	uint64_t batches;

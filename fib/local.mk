@@ -12,6 +12,7 @@ noinst_HEADERS += \
 	fib/rcu.h \
 	fib/trie.h \
 	fib/trie_impl.h \
+	fib/accel_impl.h \
 	fib/info.h \
 	fib/pool.h \
 	fib/reclaim.h \

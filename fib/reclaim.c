@@ -31,6 +31,7 @@ struct reclaim_item {
 struct reclaim_batch {
 	struct rcu_head head;
 	struct reclaim *rc;
+	struct reclaim_batch *next; /* full batches waiting for reclaim_release */
 	uint64_t t_handoff;
 	uint64_t bytes;
 	size_t n, cap;
@@ -42,6 +43,8 @@ struct reclaim {
 	unsigned sync_pages;
 	unsigned mode;
 	struct reclaim_batch *cur;
+	unsigned hold; /* writer only: reclaim_hold depth */
+	struct reclaim_batch *held, **held_tail; /* full batches held back, in order */
 	/* the owner's reference plus one per batch handed to call_rcu: the
 	 * last to drop it frees the pool, so freeing a FIB never waits */
 	long refs;
@@ -123,9 +126,10 @@ static void
 reclaim_batch_cb(struct rcu_head *head)
 {
 	struct reclaim_batch *b = caa_container_of(head, struct reclaim_batch, head);
-	struct reclaim *rc = b->rc;
+	struct reclaim *rc;
 
 	FIB_TSAN_PICKUP(b);
+	rc = b->rc;
 	reclaim_note_gp(rc, reclaim_now_ns() - b->t_handoff);
 	reclaim_batch_free(b);
 	reclaim_unref(rc);
@@ -163,6 +167,12 @@ reclaim_retire(struct reclaim *rc, void *obj, size_t size)
 		size_t cap = b ? b->cap * 2 : 256;
 		struct reclaim_batch *nb = realloc(b, sizeof(*nb) + cap * sizeof(nb->item[0]));
 		if (!nb) {
+			if (rc->hold) {
+				/* Freeing now could beat the generation move
+				 * that hides cached results: leak instead. */
+				uatomic_add(&rc->bytes_retired, size);
+				return;
+			}
 			/* Cannot queue: pay one grace period now rather than leak. */
 			urcu_memb_synchronize_rcu();
 			FIB_TSAN_GRACE_END();
@@ -184,7 +194,43 @@ reclaim_retire(struct reclaim *rc, void *obj, size_t size)
 	b->n++;
 	b->bytes += size;
 	uatomic_add(&rc->bytes_retired, size);
-	if (b->bytes >= (uint64_t)rc->sync_pages * RECLAIM_PAGE)
+	if (b->bytes < (uint64_t)rc->sync_pages * RECLAIM_PAGE)
+		return;
+	if (!rc->hold) {
+		reclaim_flush(rc);
+		return;
+	}
+	/* full while held: queue it whole, start another */
+	b->next = NULL;
+	if (!rc->held)
+		rc->held_tail = &rc->held;
+	*rc->held_tail = b;
+	rc->held_tail = &b->next;
+	rc->cur = NULL;
+}
+
+void
+reclaim_hold(struct reclaim *rc)
+{
+	rc->hold++;
+}
+
+void
+reclaim_release(struct reclaim *rc)
+{
+	struct reclaim_batch *cur;
+
+	if (--rc->hold)
+		return;
+	/* the held batches go as they would have, one grace period each */
+	cur = rc->cur;
+	while (rc->held) {
+		rc->cur = rc->held;
+		rc->held = rc->held->next;
+		reclaim_flush(rc);
+	}
+	rc->cur = cur;
+	if (cur && cur->bytes >= (uint64_t)rc->sync_pages * RECLAIM_PAGE)
 		reclaim_flush(rc);
 }
 

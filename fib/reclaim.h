@@ -40,6 +40,14 @@ void reclaim_set(struct reclaim *rc, unsigned sync_pages, unsigned mode);
  * period. Context: writer. Never fails: if the queue cannot grow, the
  * writer waits for a grace period and frees at once. */
 void reclaim_retire(struct reclaim *rc, void *obj, size_t size);
+/*
+ * Between hold and release (nested), full batches wait: none is handed off
+ * before the change that retired into it has moved the FIB generation
+ * again (see fib.c). If the queue cannot grow while held, the object is
+ * leaked rather than freed early. Context: writer.
+ */
+void reclaim_hold(struct reclaim *rc);
+void reclaim_release(struct reclaim *rc);
 /* Hand the current batch off now, whatever its size. Context: writer. */
 void reclaim_flush(struct reclaim *rc);
 /* Wait until every handed-off batch is freed. Context: writer. */

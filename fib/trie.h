@@ -28,6 +28,7 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 	void P##_load_publish(struct P *t, void *tree, size_t routes);                        \
 	void P##_load_discard(struct P *t, void *tree);                                       \
 	void P##_flush(struct P *t);                                                          \
+	void P##_accel_reset(struct P *t);                                                    \
 	size_t P##_count(const struct P *t);                                                  \
 	struct fib_result P##_lookup(const struct P *t, K key, uint32_t table, uint8_t tos);  \
 	void P##_lookup_batch(const struct P *t, const K *key, uint32_t table,                \
@@ -35,7 +36,7 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 	void P##_leaf_key(const struct fib_leaf *l, union fib_addr *a);                       \
 	int P##_walk(const struct P *t, fib_walk_cb cb, void *arg);                           \
 	void P##_stats(const struct P *t, struct fib_trie_stats *st);                         \
-	int P##_check(const struct P *t, char *buf, size_t len);
+	int P##_check(struct P *t, char *buf, size_t len);
 
 TRIE_DECLARE(trie4, trie4_key)
 TRIE_DECLARE(trie6, trie6_key)

@@ -42,6 +42,11 @@
  * Bulk load builds the whole trie off-line from sorted leaves, choosing
  * each node's width with the same inflate rule, and publishes the root
  * once.
+ *
+ * Beside the trie, a compiled copy of one table (tos 0) answers the
+ * datapath's lookups in a few cache-resident steps: see accel_impl.h. The
+ * trie stays the structure every update goes to first, and answers every
+ * other lookup.
  */
 
 #include <arpa/inet.h>
@@ -115,9 +120,14 @@ struct rootfb {
 	struct tleaf *slot[];
 };
 
+struct accel;
+
 struct TRIE_PREFIX {
 	struct tkv *root;
 	struct rootfb *rfb;
+	struct accel *accel; /* compiled table (accel_impl.h), NULL if off */
+	uint64_t *adflt;     /* writer scratch for wide rebuilds, kept */
+	struct accel *acheck; /* fib_check's copy, kept */
 	struct fib_ctx *ctx;
 	size_t routes;
 	int budget; /* resize steps left in this update */
@@ -309,8 +319,8 @@ found:
 	return fa;
 }
 
-struct fib_result
-TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
+static struct fib_result
+TN(lookup_trie)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 {
 	struct fib_result res = { NULL, NULL };
 	const struct tleaf *l = NULL;
@@ -372,9 +382,9 @@ backtrack_node(const struct tnode *pn, unsigned long cindex, tkey key, uint32_t 
  */
 enum { LB_NODE, LB_SLOT, LB_FB, LB_FBLEAF };
 
-void
-TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
-		 struct fib_result *res, size_t n)
+static void
+TN(lookup_batch_trie)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
+		      struct fib_result *res, size_t n)
 {
 	const struct tkv *root = T_LOAD(t->root);
 	const struct rootfb *F = T_LOAD(t->rfb);
@@ -1072,6 +1082,58 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
 	return NULL;
 }
 
+/* ------------------------------------------------- the compiled table */
+
+#include "fib/accel_impl.h"
+
+/*
+ * The compiled table's lookups want popcnt, which the x86-64 baseline
+ * lacks: a second copy of each entry point is built for CPUs with it and
+ * chosen at load time.
+ */
+/* (Not under the sanitizers: their runtimes start after ifunc resolvers
+ * run.) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(FIB_NO_CLONES) && \
+	!defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define A_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define A_CLONES
+#endif
+
+A_CLONES struct fib_result
+TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
+{
+	const struct accel *A = T_LOAD(t->accel);
+	struct fib_result res;
+	uint64_t v;
+
+	if (!A || A->table != table || tos)
+		return TN(lookup_trie)(t, key, table, tos);
+	v = a_lookup(A, key);
+	if (v == A_ASK)
+		return TN(lookup_trie)(t, key, table, 0);
+	a_result(v, &res);
+	return res;
+}
+
+A_CLONES void
+TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
+		 struct fib_result *res, size_t n)
+{
+	const struct accel *A = T_LOAD(t->accel);
+
+	if (A && A->table == table)
+		a_lookup_batch(t, A, keys, table, res, n);
+	else
+		TN(lookup_batch_trie)(t, keys, table, res, n);
+}
+
+void
+TN(accel_reset)(struct TRIE_PREFIX *t)
+{
+	a_replace(t);
+}
+
 /* Kernel order: slen ascending, table descending, tos descending,
  * priority ascending. */
 static int
@@ -1122,6 +1184,11 @@ insert_leaf(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key, str
 	return 0;
 }
 
+static int TN(add_leaf)(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key,
+			const struct fib_alias *pna);
+static int TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tleaf *l,
+			 const struct fib_alias *pna, const struct fib_route *r, unsigned flags);
+
 int
 TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 {
@@ -1130,7 +1197,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 	tkey key = route_key(r);
 	unsigned slen = KEYBITS - r->plen;
 	struct fib_info *fi;
-	struct tleaf *l, *nl;
+	struct tleaf *l;
 	struct fib_alias na;
 
 	fi = info_get(t->ctx->it, r);
@@ -1146,6 +1213,31 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 
 	l = find_leaf(t, key, path, &depth);
 	if (!l) {
+		err = TN(add_leaf)(t, path, depth, key, &na);
+		if (!err)
+			a_revalidate(t, key, slen);
+		return err;
+	} else {
+		unsigned oslen = l->kv.slen > slen ? l->kv.slen : slen;
+
+		a_invalidate(t, key, oslen);
+		err = TN(add_alias)(t, path, depth, l, &na, r, flags);
+		a_revalidate(t, key, oslen);
+		return err;
+	}
+}
+
+static int
+TN(add_leaf)(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key,
+	     const struct fib_alias *pna)
+{
+	struct fib_alias na = *pna;
+	struct fib_info *fi = na.fi;
+	unsigned slen = na.slen;
+	struct tleaf *nl;
+	int err;
+
+	{
 		nl = leaf_new(t, key, 1);
 		if (!nl) {
 			info_put(t->ctx->it, fi);
@@ -1162,7 +1254,20 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 		t->routes++;
 		rfb_after(t, key, (int)slen);
 		return 0;
-	} else {
+	}
+}
+
+static int
+TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tleaf *l,
+	      const struct fib_alias *pna, const struct fib_route *r, unsigned flags)
+{
+	struct fib_alias na = *pna;
+	struct fib_info *fi = na.fi;
+	unsigned slen = na.slen;
+	tkey key = l->kv.key;
+	struct tleaf *nl;
+
+	{
 		unsigned n = l->kv.n, first, end, at;
 		struct fib_info *old_fi = NULL;
 		bool replace_one = false;
@@ -1225,7 +1330,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	struct tnode *path[KEYBITS + 2];
 	int depth;
 	tkey key = route_key(r);
-	unsigned slen = KEYBITS - r->plen, n, at;
+	unsigned slen = KEYBITS - r->plen, n, at, oslen;
 	struct tleaf *l = find_leaf(t, key, path, &depth);
 	struct tnode *tp = depth ? path[depth - 1] : NULL;
 	struct fib_info *fi;
@@ -1243,6 +1348,8 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	if (at == n)
 		return -ENOENT;
 	fi = l->fa[at].fi;
+	oslen = l->kv.slen;
+	a_invalidate(t, key, oslen);
 	if (n == 1) {
 		put_child_root(t, tp, key, NULL);
 		if (tp) {
@@ -1254,8 +1361,10 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		elem_retire(t, &l->kv);
 	} else {
 		struct tleaf *nl = leaf_new(t, key, n - 1);
-		if (!nl)
+		if (!nl) {
+			a_revalidate(t, key, oslen);
 			return -ENOMEM;
+		}
 		memcpy(nl->fa, l->fa, at * sizeof(nl->fa[0]));
 		memcpy(nl->fa + at, l->fa + at + 1, (n - at - 1) * sizeof(nl->fa[0]));
 		nl->kv.slen = nl->fa[n - 2].slen;
@@ -1267,6 +1376,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	}
 	info_put(t->ctx->it, fi);
 	t->routes--;
+	a_revalidate(t, key, oslen);
 	return 0;
 }
 
@@ -1559,6 +1669,7 @@ TN(load_publish)(struct TRIE_PREFIX *t, void *tree, size_t routes)
 	T_STORE(t->root, (struct tkv *)tree);
 	t->routes = routes;
 	rfb_rebuild(t);
+	a_replace(t);
 	tree_release(t, old, true);
 }
 
@@ -1577,6 +1688,7 @@ TN(flush)(struct TRIE_PREFIX *t)
 
 	T_STORE(t->root, NULL);
 	rfb_rebuild(t);
+	a_replace(t);
 	tree_release(t, old, true);
 	t->routes = 0;
 }
@@ -1595,6 +1707,7 @@ TN(new)(struct fib_ctx *ctx)
 void
 TN(free)(struct TRIE_PREFIX *t)
 {
+	a_scratch_free(t);
 	free(t);
 }
 
@@ -1673,6 +1786,16 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 		stats_rec(t->root, 0, st);
 	if (t->rfb)
 		st->bytes += rfb_size(t->rfb->len);
+	if (t->accel) {
+		const struct accel *A = t->accel;
+		st->accel_table = A->table;
+		st->accel_bytes = sizeof(*A) + A_NDP * sizeof(uint64_t) + A->block_bytes;
+		st->accel_blocks = A->blocks;
+		st->accel_nodes = A->nodes;
+		st->accel_answers = A->answers;
+		st->accel_asks = A->asks;
+		st->bytes += st->accel_bytes;
+	}
 	st->resizes = t->resizes;
 	st->inflates = t->inflates;
 	st->halves = t->halves;
@@ -1752,18 +1875,18 @@ check_rec(const struct tkv *n, const struct tnode *parent, unsigned long pidx, s
 }
 
 int
-TN(check)(const struct TRIE_PREFIX *t, char *buf, size_t len)
+TN(check)(struct TRIE_PREFIX *t, char *buf, size_t len)
 {
 	size_t routes = 0;
 	int s;
 
 	if (!t->root) {
 		CHECK(t->routes == 0, "empty trie counts %zu routes", t->routes);
-		return 0;
+		return a_check(t, buf, len);
 	}
 	s = check_rec(t->root, NULL, 0, &routes, buf, len);
 	if (s < 0)
 		return s;
 	CHECK(routes == t->routes, "trie counts %zu routes, holds %zu", t->routes, routes);
-	return 0;
+	return a_check(t, buf, len);
 }

@@ -919,6 +919,9 @@ main(int argc, char **argv)
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
 		       ts->leaves, ts->nodes, rss_delta);
 		/* trie shape, as /proc/net/fib_triestat */
+		printf("  \"accel\": {\"table\": %u, \"bytes\": %" PRIu64 ", \"bytes_per_route\": %.1f, \"blocks\": %" PRIu64 ", \"nodes\": %" PRIu64 ", \"answers\": %" PRIu64 ", \"asks\": %" PRIu64 "},\n",
+		       ts->accel_table, ts->accel_bytes, (double)ts->accel_bytes / (double)rt.n, ts->accel_blocks,
+		       ts->accel_nodes, ts->accel_answers, ts->accel_asks);
 		printf("  \"pointers\": %" PRIu64 ",\n  \"null_pointers\": %" PRIu64
 		       ",\n  \"nodes_by_bits\": {",
 		       ts->pointers, ts->null_pointers);
@@ -930,10 +933,11 @@ main(int argc, char **argv)
 		printf("},\n  \"modes\": [\n");
 	} else {
 		printf("routes %zu (%s, in FIB %zu), read %.3f s, build %.3f s, %" PRIu64
-		       " bytes = %.1f bytes/route (RSS grew %.1f), depth avg %.2f max %u\n"
+		       " bytes = %.1f bytes/route (RSS grew %.1f; compiled table %.1f), depth avg %.2f max %u\n"
 		       "lookups %zu, threads %d, best of %d\n",
 		       rt.n, rt.family == AF_INET ? "IPv4" : "IPv6", fib_routes, read_s, build_s,
 		       st.bytes, (double)st.bytes / (double)rt.n, (double)rss_delta / (double)rt.n,
+		       (double)ts->accel_bytes / (double)rt.n,
 		       ts->leaves ? (double)ts->depth_total / (double)ts->leaves : 0.0, ts->depth_max,
 		       t.n, o.threads, o.runs);
 	}
