@@ -399,7 +399,8 @@ tg_shorts(struct tg *g, size_t count)
 			break;
 		}
 	}
-	qsort(g->v, g->n, sizeof(*g->v), tg_pfx_cmp);
+	if (g->n)
+		qsort(g->v, g->n, sizeof(*g->v), tg_pfx_cmp);
 	for (size_t i = 0; i < g->n; i++)
 		if (!j || tg_pfx_cmp(&g->v[j - 1], &g->v[i]))
 			g->v[j++] = g->v[i];
