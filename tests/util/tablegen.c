@@ -814,7 +814,8 @@ tablegen_make(const struct tablegen_params *p, struct routes *out)
 		goto out;
 	while (g.n > p->n) /* only when n is below the short prefixes' count */
 		g.n--;
-	qsort(g.v, g.n, sizeof(*g.v), tg_pfx_cmp);
+	if (g.n)
+		qsort(g.v, g.n, sizeof(*g.v), tg_pfx_cmp);
 	tg_nexthops(&g);
 	err = tg_output(&g, out);
 out:
