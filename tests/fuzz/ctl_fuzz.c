@@ -122,6 +122,7 @@ check_cmd(const struct ctl_cmd *cmd)
 	case CTL_RELOAD:
 	case CTL_METRICS:
 	case CTL_HELP:
+	case CTL_COMPACT:
 		break;
 	default:
 		abort();
