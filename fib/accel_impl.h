@@ -637,22 +637,16 @@ a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 	a_build_range(t, A, c0, cnt);
 }
 
+/* Free a table that was never published (pool memory only: the checking
+ * copy is emptied by a_clear_heap). */
 static void
 a_free_now(struct TRIE_PREFIX *t, struct accel *A)
 {
 	for (unsigned long c = 0; c < A_NDP; c++)
 		if (A->dp[c] & A_BLOCK) {
 			struct ablk *blk = (struct ablk *)(uintptr_t)(A->dp[c] & ~A_BLOCK);
-			if (A->heap)
-				free(blk);
-			else
-				pool_free(t->ctx->pool, blk, ablk_size(blk->nn, blk->nl));
+			pool_free(t->ctx->pool, blk, ablk_size(blk->nn, blk->nl));
 		}
-	if (A->heap) {
-		free(A->dp);
-		free(A);
-		return;
-	}
 	pool_free(t->ctx->pool, A->dp, A_NDP * sizeof(uint64_t));
 	pool_free(t->ctx->pool, A, sizeof(*A));
 }
@@ -669,25 +663,19 @@ a_retire_all(struct TRIE_PREFIX *t, struct accel *A)
 /* A whole table for the trie as it is, or NULL (ENOMEM). Not published:
  * its entries are plain stores until the table is. */
 static struct accel *
-a_build_all(struct TRIE_PREFIX *t, uint32_t table, bool heap)
+a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 {
-	struct accel *A = heap ? malloc(sizeof(*A)) : pool_alloc(t->ctx->pool, sizeof(*A));
-	uint64_t *dp = NULL;
+	struct accel *A = pool_alloc(t->ctx->pool, sizeof(*A));
+	uint64_t *dp = A ? pool_alloc(t->ctx->pool, A_NDP * sizeof(uint64_t)) : NULL;
 
-	if (A)
-		dp = heap ? malloc(A_NDP * sizeof(uint64_t))
-			  : pool_alloc(t->ctx->pool, A_NDP * sizeof(uint64_t));
 	if (!dp) {
-		if (A && heap)
-			free(A);
-		else if (A)
+		if (A)
 			pool_free(t->ctx->pool, A, sizeof(*A));
 		return NULL;
 	}
 	memset(A, 0, sizeof(*A));
 	memset(dp, 0, A_NDP * sizeof(uint64_t));
 	A->table = table;
-	A->heap = heap;
 	A->dp = dp;
 	if (a_build_range(t, A, 0, A_NDP)) {
 		a_free_now(t, A);
@@ -712,7 +700,7 @@ a_replace(struct TRIE_PREFIX *t)
 #endif
 
 	if (table)
-		A = a_build_all(t, table, false);
+		A = a_build_all(t, table);
 	T_STORE(t->accel, A);
 	if (old)
 		a_retire_all(t, old);
