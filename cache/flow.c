@@ -21,10 +21,24 @@
  *
  * Generation rule: a miss reads fib_generation() before fib_lookup_rcu()
  * and tags the new entry with it, so an entry never claims a generation
- * newer than the trie it was computed from. A hit requires entry gen ==
- * fib_generation(). libfib bumps the generation before handing the memory
- * a change retired to a grace period, so a reader that still sees the old
- * generation is inside a read section the grace period waits for.
+ * newer than the trie it was computed from. libfib's generation is odd
+ * while a change is in progress (fib_begin .. fib_end bump it twice) and
+ * even between changes. So:
+ *
+ *   - no entry is inserted at an odd generation (flow_insert refuses it,
+ *     insert_odd): what a reader finds during a change may be what the
+ *     change is retiring, and only the second bump makes it stale;
+ *   - a hit requires entry gen == fib_generation() and that generation
+ *     even: an entry recorded at an odd generation is never returned,
+ *     even if one got in (defence in depth; flow_cache_check reports it).
+ *
+ * libfib also holds a change's reclamation batches until the second bump
+ * (fib/fib.c, fib_end): any one of the three prevents a hit on freed
+ * memory, and the soak crash of 2026-12-01 (tests/soak/README.md) needed
+ * all three missing. For an entry of an even generation G: the next
+ * change moves the generation past G before it retires anything, so a
+ * reader that still sees G is inside a read section that the grace period
+ * of that memory waits for.
  *
  * Hash: SipHash-1-3 (Aumasson, Bernstein 2012) with the caller's 128-bit
  * secret, over the packed key (3 words for IPv4, 6 for IPv6). Low bits pick
@@ -108,7 +122,8 @@ _Static_assert(sizeof(struct flow_entry) <= FLOW_ENTRY_SIZE, "flow_entry fits 12
 struct flow_stripe {
 	pthread_mutex_t lock;
 	/* lookup path, no lock: relaxed and lossy under concurrency */
-	uint64_t hits, misses, stale_hits, admit_deferred, insert_full, bypass_samples;
+	uint64_t hits, misses, stale_hits, admit_deferred, insert_full, insert_odd,
+		bypass_samples;
 	/* under lock */
 	uint64_t inserts, evict_chain, stale_removed;
 } __attribute__((aligned(64)));
@@ -649,6 +664,11 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t t
 	struct flow_entry *e, *x, **pp, **oldest = NULL, *dead = NULL;
 	unsigned count = 0, ndead = 0;
 
+	/* A change is in progress: its answer may hold what it is retiring. */
+	if (__builtin_expect(gen & 1, 0)) {
+		inc(&s->insert_odd);
+		return;
+	}
 	if (__atomic_load_n(&fc->entries, __ATOMIC_RELAXED) >= fc->cfg.max_entries) {
 		inc(&s->insert_full);
 		flow_pressure_request(fc);
@@ -814,7 +834,8 @@ flow_probe_walk(struct flow_cache *fc, const struct flow_key *key, uint64_t gen,
 	for (e = flow_deref(&fc->buckets[p->b]); e; e = flow_deref(&e->next)) {
 		if (e->tag != p->tag || !flow_key_eq(&e->key, key))
 			continue;
-		if (e->gen != gen) {
+		/* never an odd generation, even one equal to the current */
+		if (e->gen != gen || __builtin_expect(e->gen & 1, 0)) {
 			inc(&s->stale_hits);
 			break;
 		}
@@ -1502,6 +1523,7 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 		st_->stale_hits += ld(&s->stale_hits);
 		st_->admit_deferred += ld(&s->admit_deferred);
 		st_->insert_full += ld(&s->insert_full);
+		st_->insert_odd += ld(&s->insert_odd);
 		st_->bypassed += ld(&s->bypass_samples) * (FLOW_BYPASS_SAMPLE - 1);
 		pthread_mutex_lock(&s->lock);
 		st_->inserts += s->inserts;
@@ -1613,6 +1635,9 @@ flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
 			else if (x->tag != (uint32_t)(h >> 32))
 				FLOW_BAD("bucket %u: entry %u: tag %#x, key hashes to %#x", b, n,
 					 x->tag, (uint32_t)(h >> 32));
+			else if (x->gen & 1)
+				FLOW_BAD("bucket %u: entry %u: odd generation %llu", b, n,
+					 (unsigned long long)x->gen);
 			else if (n >= fc->cfg.chain_cap)
 				FLOW_BAD("bucket %u: chain longer than chain_cap %u", b,
 					 fc->cfg.chain_cap);

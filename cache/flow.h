@@ -19,7 +19,11 @@
  * Readers (lookup threads) never lock: chains are RCU lists. Inserts and
  * removals take one of a striped array of locks, never a global one.
  * Entries carry the FIB generation of their lookup; an older generation is
- * a miss and the entry is replaced lazily. Removed entries are freed in
+ * a miss and the entry is replaced lazily. The generation is odd while a
+ * FIB change is in progress: a miss then is not inserted (insert_odd), and
+ * a hit needs an entry whose generation is the current one and even, so
+ * nothing looked up in the middle of a change is ever answered from the
+ * cache. Removed entries are freed in
  * batches after an RCU grace period, as libfib frees trie nodes.
  *
  * An expiry worker (flow_cache_start) scans goal = elapsed * buckets /
@@ -100,11 +104,13 @@ struct flow_config {
 
 struct flow_stats {
 	uint64_t lookups, hits, misses;
-	uint64_t stale_hits;      /* found with an old generation (a miss) */
+	uint64_t stale_hits;      /* found with an old (or odd) generation: a miss */
 	uint64_t inserts;
 	uint64_t admit_deferred;  /* misses not inserted: first sighting */
 	uint64_t insert_full;     /* misses not inserted: at max_entries */
 	uint64_t insert_nomem;    /* misses not inserted: allocation failed */
+	uint64_t insert_odd;      /* misses not inserted: odd FIB generation (a
+				   * change in progress) */
 	uint64_t evict_chain;     /* evicted: chain at chain_cap */
 	uint64_t evict_size;      /* evicted by pressure GC */
 	uint64_t expired_idle;    /* removed: idle > timeout */
@@ -154,7 +160,9 @@ void flow_key_set6(struct flow_key *k, uint32_t table, const uint8_t *dst,
 
 /*
  * Look key up; on a miss (or a stale generation) ask fib_lookup_rcu and
- * maybe insert the answer. *res is valid until fib_read_unlock(). Returns
+ * maybe insert the answer. A hit needs an entry of the current FIB
+ * generation, which must be even; at an odd generation (a change in
+ * progress) nothing is inserted. *res is valid until fib_read_unlock(). Returns
  * 1 for a hit, 0 for a FIB lookup. With the cache disabled, a plain FIB
  * lookup. Call with fib_read_lock held, on a registered thread.
  */
@@ -264,6 +272,7 @@ int flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_inf
 /*
  * Verify the invariants: every entry in the bucket and with the tag its
  * key hashes to, no key twice in a chain, chains at most chain_cap long,
+ * no entry of an odd generation,
  * the entry count equal to the entries linked, the open reclamation batch
  * equal to its byte count. Returns 0 or -EUCLEAN and a message in buf.
  * Context: as flow_cache_walk, with no concurrent insert or removal. For
