@@ -50,7 +50,8 @@ fuzz-lookup: tests/fuzz/lookup_fuzz
 
 # The full-table churn soak (root, network namespace; see the DOC comment
 # of tests/soak/soak.sh): `make soak` (tier1, CYCLES=10, tens of minutes)
-# and `make soak-short` (RIS rrc06, 2 cycles, for CI: under 3 minutes).
+# and `make soak-short` (RIS rrc06, 2 cycles; a stage of ./quickstart test,
+# 2-5 minutes).
 # Parameters by environment (CYCLES, READERS, SAMPLES, LINX, ...). The
 # script exits 77 when it cannot run (not root, no netns); the make
 # rules then say SKIP and succeed. Not part of make check.

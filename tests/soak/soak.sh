@@ -184,10 +184,19 @@ for p in $RPIDS; do wait "$p" || fail=1; done
 PIDS=$(echo "$PIDS" | sed "$(for p in $RPIDS; do printf 's/ %s\\b//;' "$p"; done)")
 cat "$TMP"/reader*.out
 [ "$fail" = 0 ] || nl_fail "a reader saw an error or an invalid answer"
+# Not vacuous: every reader looked up, and some answers were routes (a
+# lookup path that answers "no match" to everything passes the check of
+# each answer).
+for r in $(seq "$READERS"); do
+	awk '$1 == "reader:" && $3 > 0 && $7 > 0 { ok = 1 } END { exit !ok }' "$TMP/reader$r.out" ||
+		nl_fail "reader $r: no requests or no answer with a route: $(cat "$TMP/reader$r.out")"
+done
 
 rss1=$(rss)
 rssl=$rss0
 [ "$RSS_BASE" = cycle1 ] && rss0=${rss_c1:-$rss0}
+# (an empty reading would make the bound below hold vacuously)
+case "$rss0.$rss1" in *[!0-9.]* | .* | *.) nl_fail "no VmRSS reading: '$rss0' '$rss1'" ;; esac
 drops=$(summary netlink_drops)
 resyncs=$(summary netlink_resyncs)
 "$FIBCTL" -s "$FIBD_SOCK" show summary | grep -E '^(routes_v4|routes_v6|generation|netlink_messages|netlink_drops|netlink_resyncs|cache) '
