@@ -143,6 +143,7 @@ enum conf_fid {
 	F_CONTROL_SOCKET,
 	F_MODE,
 	F_GROUP,
+	F_IDLE_TIMEOUT,
 	F_METRICS_ENABLED,
 	F_METRICS_ADDRESS,
 	F_LOG_LEVEL,
@@ -206,6 +207,8 @@ static const struct conf_field conf_fields[F_COUNT] = {
 		0, 0777, NULL },
 	[F_GROUP] = { S_CONTROL, "group", T_GROUP, OFF(control, group),
 		0, 0, NULL },
+	[F_IDLE_TIMEOUT] = { S_CONTROL, "idle_timeout", T_DURATION, OFF(control, idle_timeout_us),
+		0, 24 * US_H, NULL },
 	[F_METRICS_ENABLED] = { S_METRICS, "enabled", T_BOOL, OFF(metrics, enabled),
 		0, 0, NULL },
 	[F_METRICS_ADDRESS] = { S_METRICS, "address", T_ADDR, OFF(metrics, address),
@@ -245,6 +248,7 @@ conf_defaults(struct conf *c)
 	strcpy(c->lookup.socket, "/run/fibd/lookup.sock");
 	strcpy(c->control.socket, "/run/fibd/fibd.sock");
 	c->control.mode = 0660;
+	c->control.idle_timeout_us = 60 * US_S;
 	strcpy(c->metrics.address, "127.0.0.1:9342");
 	c->log.level = CONF_LOG_INFO;
 }
@@ -1029,6 +1033,13 @@ conf_check(struct conf_parse *ps)
 		conf_err(ps, at->line, at->column,
 			 "cache.max_entries (%u) must be at least cache.chain_cap (%u)",
 			 c->cache.max_entries, c->cache.chain_cap);
+	/* Under a second would drop a client typing its request by hand. */
+	if (c->control.idle_timeout_us && c->control.idle_timeout_us < US_S &&
+	    ps->at[F_IDLE_TIMEOUT].set) {
+		conf_fmt_unit(c->control.idle_timeout_us, conf_time_units, a, sizeof(a));
+		conf_err(ps, ps->at[F_IDLE_TIMEOUT].line, ps->at[F_IDLE_TIMEOUT].column,
+			 "control.idle_timeout: %s is too short (0s turns it off, else at least 1s)", a);
+	}
 	if (c->lookup.threads > 0 && !strcmp(c->lookup.socket, c->control.socket) &&
 	    (at = conf_pair_at(ps, F_LOOKUP_SOCKET, F_CONTROL_SOCKET)))
 		conf_err(ps, at->line, at->column,

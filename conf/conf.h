@@ -116,6 +116,9 @@ struct conf_control {
 	char socket[CONF_PATH_MAX]; /* /run/fibd/fibd.sock */
 	unsigned mode;              /* 0660 */
 	char group[CONF_GROUP_MAX]; /* "": the daemon's own group */
+	uint64_t idle_timeout_us;   /* 60 s without a complete request line
+				     * (or reading of an answer) and a client
+				     * is disconnected; 0: never */
 };
 
 struct conf_metrics {

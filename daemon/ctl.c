@@ -12,6 +12,26 @@
  * large answer), so reading is disabled while the output holds more than
  * CTL_OUT_HIGH and enabled again by the write callback.
  *
+ * Out of file descriptors (EMFILE, ENFILE): accept() fails and the
+ * listener stays readable, so retrying at once spins and, without an
+ * error callback, libevent logs every failure. Instead, after libev's
+ * advice: a spare descriptor (/dev/null) is closed, the waiting clients
+ * are accepted into its slot one by one, told "503 out of file
+ * descriptors" and closed, and the spare is opened again; the clients
+ * get an answer instead of a hang and the listener is quiet. If the spare
+ * is gone (another thread took the slot), the listener is paused for
+ * 100 ms, doubling to 1 s, and re-enabled by a timer. The next
+ * successful accept ends the episode. Nothing is logged here: ctl_stats
+ * says whether the socket is starved, with counters, and fibd logs one
+ * line when an episode starts and one when it ends (fibd_starve_tick).
+ *
+ * Idle clients: a client that completes no request line for
+ * idle_timeout (conf control.idle_timeout) is disconnected, so stalled
+ * clients cannot hold the CTL_CLIENTS_MAX slots forever. The per-client
+ * timer is re-armed by every complete line; while an answer is still
+ * being written the bufferevent's write timeout (the same value) judges
+ * the client instead.
+ *
  *   listener --accept--> client (bufferevent) --line--> ctl_parse
  *                                                          |
  *     "NNN-data" ... "NNN msg" <----- prefix ------ exec callback
@@ -34,12 +54,18 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <time.h>
 
 #include "daemon/ctl.h"
+
+#define CTL_PAUSE_MIN_MS 100  /* listener pause when out of descriptors */
+#define CTL_PAUSE_MAX_MS 1000 /* ... doubling up to this */
+#define CTL_REFUSE_BATCH 64   /* clients refused through the spare a turn */
 
 struct ctl_client {
 	struct ctl *ctl;
 	struct bufferevent *bev;
+	struct event *idle;  /* the idle timeout (pending only while idle_ms) */
 	struct ctl_client *next, *prev;
 	int discard; /* inside an oversize line */
 };
@@ -53,6 +79,10 @@ struct ctl {
 	struct ctl_client *clients;
 	struct evbuffer *data;
 	struct ctl_stats st;
+	unsigned idle_ms;      /* 0: no idle timeout */
+	int spare;             /* /dev/null, given up to refuse a client; -1 */
+	struct event *resume;  /* re-enables a paused listener */
+	unsigned pause_ms;     /* next pause, CTL_PAUSE_MIN_MS..CTL_PAUSE_MAX_MS */
 };
 
 /* Parser. */
@@ -216,8 +246,40 @@ ctl_client_free(struct ctl_client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	bufferevent_free(c->bev);
+	if (c->idle)
+		event_free(c->idle);
 	ctl->st.clients--;
 	free(c);
+}
+
+/* (Re)start the client's idle period from now, or stop it (idle_ms 0). */
+static void
+ctl_idle_arm(struct ctl_client *c)
+{
+	unsigned ms = c->ctl->idle_ms;
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	if (ms)
+		evtimer_add(c->idle, &tv);
+	else
+		evtimer_del(c->idle);
+	bufferevent_set_timeouts(c->bev, NULL, ms ? &tv : NULL);
+}
+
+static void
+ctl_idle(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl_client *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev))) {
+		/* Still answering: the write timeout judges this client. */
+		ctl_idle_arm(c);
+		return;
+	}
+	c->ctl->st.idle_closed++;
+	ctl_client_free(c);
 }
 
 /* Append the answer: each data line as "NNN-line", then "NNN msg". */
@@ -293,6 +355,7 @@ ctl_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 		len = (size_t)p.pos;
+		ctl_idle_arm(c); /* a complete line: the client is alive */
 		if (c->discard) {
 			evbuffer_drain(in, len + 1);
 			c->discard = 0;
@@ -329,9 +392,103 @@ ctl_write(struct bufferevent *bev, void *arg)
 static void
 ctl_event(struct bufferevent *bev, short what, void *arg)
 {
+	struct ctl_client *c = arg;
+
+	/* A write timeout: the client has not read its answer for idle_ms. */
+	if (what & BEV_EVENT_TIMEOUT) {
+		c->ctl->st.idle_closed++;
+		ctl_client_free(c);
+		return;
+	}
 	/* EOF or error: a half-sent request is simply dropped. */
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		ctl_client_free(arg);
+		ctl_client_free(c);
+}
+
+/* An accept succeeded: end an out-of-descriptors episode. */
+static void
+ctl_fed(struct ctl *ctl)
+{
+	if (!ctl->st.starved)
+		return;
+	ctl->st.starved = 0;
+	ctl->pause_ms = CTL_PAUSE_MIN_MS;
+	if (ctl->spare < 0)
+		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void
+ctl_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl *ctl = arg;
+
+	(void)fd;
+	(void)what;
+	if (ctl->spare < 0)
+		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	evconnlistener_enable(ctl->lis);
+}
+
+/*
+ * Refuse the clients waiting in the backlog through the spare
+ * descriptor's slot. Returns 1 when the backlog is empty (the listener
+ * will be quiet), 0 when it could not be emptied.
+ */
+static int
+ctl_refuse(struct ctl *ctl)
+{
+	static const char busy[] = "503 out of file descriptors\n";
+	int lfd = evconnlistener_get_fd(ctl->lis), fd, n, err = 0;
+
+	if (ctl->spare < 0)
+		return 0;
+	close(ctl->spare);
+	ctl->spare = -1;
+	for (n = 0; n < CTL_REFUSE_BATCH; n++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		if (write(fd, busy, sizeof(busy) - 1) < 0) {
+			/* the client goes away either way */
+		}
+		close(fd);
+		ctl->st.refused_fds++;
+	}
+	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return err == EAGAIN || err == EWOULDBLOCK;
+}
+
+/*
+ * accept() failed with an error libevent does not retry (EMFILE, ENFILE,
+ * ENOBUFS, ...): the listener would fire again at once. Refuse the waiting
+ * clients through the spare descriptor, else pause the listener.
+ */
+static void
+ctl_accept_error(struct evconnlistener *lis, void *arg)
+{
+	struct ctl *ctl = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+	struct timeval tv;
+
+	(void)lis;
+	ctl->st.accept_errors++;
+	ctl->st.accept_errno = err;
+	if (err == EMFILE || err == ENFILE) {
+		if (!ctl->st.starved) {
+			ctl->st.starved = 1;
+			ctl->st.fd_episodes++;
+		}
+		if (ctl_refuse(ctl))
+			return;
+	}
+	tv.tv_sec = (time_t)(ctl->pause_ms / 1000);
+	tv.tv_usec = (suseconds_t)(ctl->pause_ms % 1000) * 1000;
+	evconnlistener_disable(ctl->lis);
+	evtimer_add(ctl->resume, &tv);
+	ctl->st.pauses++;
+	ctl->pause_ms = ctl->pause_ms * 2 > CTL_PAUSE_MAX_MS ? CTL_PAUSE_MAX_MS : ctl->pause_ms * 2;
 }
 
 static void
@@ -341,6 +498,7 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 	struct ctl *ctl = arg;
 	struct ctl_client *c;
 
+	ctl_fed(ctl);
 	if (ctl->st.clients >= CTL_CLIENTS_MAX) {
 		static const char busy[] = "503 too many clients\n";
 
@@ -363,6 +521,12 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 		free(c);
 		return;
 	}
+	c->idle = evtimer_new(ctl->base, ctl_idle, c);
+	if (!c->idle) {
+		bufferevent_free(c->bev);
+		free(c);
+		return;
+	}
 	/* The write callback fires when the output is empty (low mark 0). */
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -372,6 +536,7 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 	ctl->clients = c;
 	ctl->st.clients++;
 	ctl->st.connections++;
+	ctl_idle_arm(c);
 }
 
 /* -EADDRINUSE if a daemon answers on path, else remove a stale socket. */
@@ -426,15 +591,21 @@ ctl_new(struct event_base *base, const char *path, unsigned mode, const char *gr
 	ctl->base = base;
 	ctl->exec = exec;
 	ctl->arg = arg;
+	ctl->pause_ms = CTL_PAUSE_MIN_MS;
 	strcpy(ctl->path, path);
+	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (ctl->spare < 0)
+		goto fail;
 	ctl->data = evbuffer_new();
-	if (!ctl->data)
+	ctl->resume = evtimer_new(base, ctl_resume, ctl);
+	if (!ctl->data || !ctl->resume)
 		goto fail;
 	ctl->lis = evconnlistener_new_bind(base, ctl_accept, ctl,
 					   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
 					   (struct sockaddr *)&sun, sizeof(sun));
 	if (!ctl->lis)
 		goto fail;
+	evconnlistener_set_error_cb(ctl->lis, ctl_accept_error);
 	if (group && group[0]) {
 		struct group *gr;
 
@@ -462,6 +633,10 @@ fail:
 		evconnlistener_free(ctl->lis);
 	if (ctl->data)
 		evbuffer_free(ctl->data);
+	if (ctl->resume)
+		event_free(ctl->resume);
+	if (ctl->spare >= 0)
+		close(ctl->spare);
 	free(ctl);
 	errno = err;
 	return NULL;
@@ -477,7 +652,22 @@ ctl_free(struct ctl *ctl)
 	evconnlistener_free(ctl->lis);
 	unlink(ctl->path);
 	evbuffer_free(ctl->data);
+	event_free(ctl->resume);
+	if (ctl->spare >= 0)
+		close(ctl->spare);
 	free(ctl);
+}
+
+void
+ctl_set_idle_timeout(struct ctl *ctl, unsigned ms)
+{
+	struct ctl_client *c;
+
+	if (ctl->idle_ms == ms)
+		return;
+	ctl->idle_ms = ms;
+	for (c = ctl->clients; c; c = c->next)
+		ctl_idle_arm(c);
 }
 
 void

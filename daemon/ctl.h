@@ -110,6 +110,12 @@ struct ctl *ctl_new(struct event_base *base, const char *path, unsigned mode, co
 		    ctl_exec_cb exec, void *arg);
 /* Close every client and the socket, unlink it. Context: main thread. */
 void ctl_free(struct ctl *ctl);
+/*
+ * Disconnect clients that complete no request line (or, with an answer
+ * pending, read nothing of it) for ms milliseconds; 0 turns it off (the
+ * default). Existing clients start a new period. Context: main thread.
+ */
+void ctl_set_idle_timeout(struct ctl *ctl, unsigned ms);
 
 struct ctl_stats {
 	uint64_t connections;   /* accepted, total */
@@ -117,7 +123,14 @@ struct ctl_stats {
 	uint64_t errors;        /* 4xx and 5xx answers */
 	uint64_t oversize;      /* 413 answers */
 	uint64_t refused;       /* over CTL_CLIENTS_MAX */
+	uint64_t refused_fds;   /* refused: fibd out of file descriptors */
+	uint64_t fd_episodes;   /* times accept ran out of descriptors */
+	uint64_t accept_errors; /* failed accept() calls (not EAGAIN) */
+	uint64_t pauses;        /* listener paused after an accept error */
+	uint64_t idle_closed;   /* disconnected by the idle timeout */
 	unsigned clients;       /* connected now */
+	int starved;            /* out of descriptors now (until an accept works) */
+	int accept_errno;       /* of the last failed accept() */
 };
 /* Context: main thread. */
 void ctl_stats(const struct ctl *ctl, struct ctl_stats *st);

@@ -117,6 +117,11 @@ struct fibd {
 	uint64_t reloads, reload_failures;
 	char status_line[128];
 	struct log_rl rl_watchdog;
+	struct event *starve;  /* 1 s tick: out-of-descriptors episodes logged */
+	struct fibd_starve {
+		uint64_t episodes, refused, errors; /* at the last tick / log */
+		int starved;
+	} starve_ctl, starve_lookup;
 };
 
 static double
@@ -698,6 +703,65 @@ fibd_status(struct fibd *d)
 	}
 }
 
+/*
+ * One socket's accept trouble since the last tick, as at most one line:
+ * an episode out of file descriptors starts (warning), ends (with the
+ * clients refused meanwhile) or came and went within the second; other
+ * accept errors are counted. ctl.c and lookup.c (whose threads must not
+ * log) refuse or pause on their own; this only reports.
+ */
+static void
+fibd_starve_log(const char *what, struct fibd_starve *s, int starved, uint64_t episodes,
+		uint64_t refused, uint64_t errors, int err)
+{
+	uint64_t began;
+
+	if (episodes < s->episodes || refused < s->refused || errors < s->errors)
+		memset(s, 0, sizeof(*s)); /* a new socket after a reload */
+	began = episodes - s->episodes;
+	if (starved && (!s->starved || began)) {
+		log_warnx("%s: out of file descriptors (accept: %s): refusing new clients until "
+			  "some are freed; connected clients are served",
+			  what, strerror(err));
+	} else if (!starved && s->starved) {
+		log_info("%s: accepting clients again; %llu refused while out of file descriptors",
+			 what, (unsigned long long)(refused - s->refused));
+		s->refused = refused;
+	} else if (!starved && began) {
+		log_warnx("%s: out of file descriptors for a moment (accept: %s, %llu times); "
+			  "%llu clients refused",
+			  what, strerror(err), (unsigned long long)began,
+			  (unsigned long long)(refused - s->refused));
+		s->refused = refused;
+	} else if (errors - s->errors > began && err != EMFILE && err != ENFILE) {
+		log_warnx("%s: accept failed %llu times: %s", what,
+			  (unsigned long long)(errors - s->errors), strerror(err));
+	}
+	s->starved = starved;
+	s->episodes = episodes;
+	s->errors = errors;
+}
+
+static void
+fibd_starve_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+	struct ctl_stats cs;
+
+	if (d->ctl) {
+		ctl_stats(d->ctl, &cs);
+		fibd_starve_log("control socket", &d->starve_ctl, cs.starved, cs.fd_episodes,
+				cs.refused_fds, cs.accept_errors, cs.accept_errno);
+	}
+	if (d->lookup) {
+		struct lookup_stats ls;
+
+		lookup_stats(d->lookup, &ls);
+		fibd_starve_log("lookup socket", &d->starve_lookup, ls.starved, ls.fd_episodes,
+				ls.refused_fds, ls.accept_errors, ls.accept_errno);
+	}
+}
+
 static void
 fibd_status_tick(evutil_socket_t fd, short what, void *arg)
 {
@@ -740,6 +804,8 @@ fibd_ctl_new(struct fibd *d, const struct conf *c)
 
 	if (!ctl)
 		log_warn("control socket %s", path);
+	else
+		ctl_set_idle_timeout(ctl, (unsigned)(c->control.idle_timeout_us / 1000));
 	return ctl;
 }
 
@@ -841,7 +907,9 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 				event_add(d->ctl_gc, &(struct timeval){ 0, 200000 });
 			}
 		} else {
-			/* Same path: mode and group change in place, clients stay. */
+			/* Same path: mode, group and idle timeout change in
+			 * place, clients stay (and start a new idle period). */
+			ctl_set_idle_timeout(d->ctl, (unsigned)(n->control.idle_timeout_us / 1000));
 			if (n->control.group[0]) {
 				struct group *gr = getgrnam(n->control.group);
 
@@ -946,12 +1014,17 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
 	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
 	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
+	evbuffer_add_printf(out, "control_refused %llu\n", (unsigned long long)cs.refused);
+	evbuffer_add_printf(out, "control_refused_fds %llu\n", (unsigned long long)cs.refused_fds);
+	evbuffer_add_printf(out, "control_idle_closed %llu\n", (unsigned long long)cs.idle_closed);
 	if (d->lookup) {
 		struct lookup_stats ls;
 
 		lookup_stats(d->lookup, &ls);
 		evbuffer_add_printf(out, "lookup_requests %llu\n", (unsigned long long)ls.requests);
 		evbuffer_add_printf(out, "lookup_addresses %llu\n", (unsigned long long)ls.addresses);
+		evbuffer_add_printf(out, "lookup_refused_fds %llu\n",
+				    (unsigned long long)ls.refused_fds);
 	}
 	if (d->cache) {
 		struct flow_stats fs;
@@ -1140,6 +1213,38 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "fibd_compaction_seconds_max %.6f\n", d->compact_max);
 	fibd_metric(out, "malloc_trims_total", "counter", "malloc_trim calls.");
 	evbuffer_add_printf(out, "fibd_malloc_trims_total %llu\n", (unsigned long long)d->trims);
+	{
+		struct ctl_stats cs;
+
+		ctl_stats(d->ctl, &cs);
+		fibd_metric(out, "control_clients", "gauge", "Connected control clients.");
+		evbuffer_add_printf(out, "fibd_control_clients %u\n", cs.clients);
+		fibd_metric(out, "control_refused_total", "counter",
+			    "Control clients refused: too many clients, or fibd out of file descriptors.");
+		evbuffer_add_printf(out, "fibd_control_refused_total{reason=\"clients\"} %llu\n",
+				    (unsigned long long)cs.refused);
+		evbuffer_add_printf(out, "fibd_control_refused_total{reason=\"fds\"} %llu\n",
+				    (unsigned long long)cs.refused_fds);
+		fibd_metric(out, "control_idle_closed_total", "counter",
+			    "Control clients disconnected by control.idle_timeout.");
+		evbuffer_add_printf(out, "fibd_control_idle_closed_total %llu\n",
+				    (unsigned long long)cs.idle_closed);
+		fibd_metric(out, "accept_errors_total", "counter",
+			    "Failed accept() calls (out of file descriptors, mostly).");
+		evbuffer_add_printf(out, "fibd_accept_errors_total{socket=\"control\"} %llu\n",
+				    (unsigned long long)cs.accept_errors);
+		if (d->lookup) {
+			struct lookup_stats ls;
+
+			lookup_stats(d->lookup, &ls);
+			evbuffer_add_printf(out, "fibd_accept_errors_total{socket=\"lookup\"} %llu\n",
+					    (unsigned long long)ls.accept_errors);
+			fibd_metric(out, "lookup_refused_total", "counter",
+				    "Lookup clients refused: fibd out of file descriptors.");
+			evbuffer_add_printf(out, "fibd_lookup_refused_total{reason=\"fds\"} %llu\n",
+					    (unsigned long long)ls.refused_fds);
+		}
+	}
 	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
 	evbuffer_add_printf(out, "fibd_reloads_total %llu\n", (unsigned long long)d->reloads);
 	fibd_metric(out, "reload_failures_total", "counter", "Refused config reloads.");
@@ -1767,6 +1872,9 @@ main(int argc, char **argv)
 	d.status = event_new(d.base, -1, EV_PERSIST, fibd_status_tick, &d);
 	if (!d.status || event_add(d.status, &(struct timeval){ 5, 0 }) < 0)
 		fatalx("status timer");
+	d.starve = event_new(d.base, -1, EV_PERSIST, fibd_starve_tick, &d);
+	if (!d.starve || event_add(d.starve, &(struct timeval){ 1, 0 }) < 0)
+		fatalx("starve timer");
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0) {
 		struct timeval tv = { (time_t)(wd_usec / 2 / 1000000),
 				      (suseconds_t)(wd_usec / 2 % 1000000) };
@@ -1804,6 +1912,7 @@ main(int argc, char **argv)
 	event_free(d.probe);
 	event_free(d.settle);
 	event_free(d.status);
+	event_free(d.starve);
 	if (d.watchdog)
 		event_free(d.watchdog);
 	ingest_free(d.ing);

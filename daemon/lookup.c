@@ -9,11 +9,23 @@
  * their memory accesses), or flow_lookup_batch_rcu when fibd gave us a
  * flow cache (source, tos and iif 0 in the keys); the whole answer is built inside one read-side
  * section, since results point into the FIB only until fib_read_unlock().
+ *
+ * Out of file descriptors (EMFILE, ENFILE), accept() fails while the
+ * listener stays readable: every thread would wake and fail at once, in a
+ * loop. As in ctl.c, a spare descriptor (/dev/null, one for all threads,
+ * under starve_lock) is closed, the waiting clients are accepted into its
+ * slot and closed at once (they see EOF, not a hang), and it is opened
+ * again. When that cannot empty the backlog the thread stops polling the
+ * listener for 100 ms, doubling to 1 s. The next successful accept of
+ * any thread ends the episode. The threads never log: lookup_stats says
+ * whether the socket is starved, with counters, and fibd logs the start
+ * and the end of an episode (fibd_starve_tick).
  */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,6 +43,10 @@
 #include "daemon/lookup.h"
 #include "fib/lookup_proto.h"
 
+#define LOOKUP_PAUSE_MIN_MS 100 /* listener pause when out of descriptors */
+#define LOOKUP_PAUSE_MAX_MS 1000
+#define LOOKUP_REFUSE_BATCH 64  /* clients refused through the spare a call */
+
 struct lookup_thread {
 	struct lookup *l;
 	pthread_t tid;
@@ -44,6 +60,8 @@ struct lookup_thread {
 	struct flow_key keys[LOOKUP_BATCH_MAX];
 	struct lookup_stats st;
 	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
+	int64_t pause_until; /* ms: the listener is not polled before; 0 none */
+	unsigned pause_ms;   /* the next pause */
 };
 
 struct lookup {
@@ -55,6 +73,11 @@ struct lookup {
 	unsigned nthreads;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct lookup_thread *t;
+	int starved; /* out of descriptors: __atomic reads, written locked */
+	pthread_mutex_t starve_lock; /* the fields below */
+	int spare;   /* /dev/null, given up to refuse clients; -1 */
+	int accept_errno;
+	uint64_t refused_fds, accept_errors, fd_episodes;
 };
 
 /* Build the answer to one request; returns its length. */
@@ -163,6 +186,79 @@ lookup_now(void)
 	return (int64_t)ts.tv_sec;
 }
 
+static int64_t
+lookup_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An accept succeeded: end an out-of-descriptors episode. */
+static void
+lookup_fed(struct lookup_thread *t)
+{
+	struct lookup *l = t->l;
+
+	t->pause_ms = LOOKUP_PAUSE_MIN_MS;
+	if (!__atomic_load_n(&l->starved, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&l->starve_lock);
+	__atomic_store_n(&l->starved, 0, __ATOMIC_RELAXED);
+	if (l->spare < 0)
+		l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pthread_mutex_unlock(&l->starve_lock);
+}
+
+/*
+ * accept() failed with err. EMFILE/ENFILE: refuse the waiting clients
+ * through the spare descriptor; if the backlog could not be emptied that
+ * way (or on another error), stop polling the listener for a while.
+ */
+static void
+lookup_accept_error(struct lookup_thread *t, int err)
+{
+	struct lookup *l = t->l;
+	int drained = 0;
+
+	if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED)
+		return; /* another thread took it, or the client left */
+	pthread_mutex_lock(&l->starve_lock);
+	l->accept_errors++;
+	l->accept_errno = err;
+	if (err == EMFILE || err == ENFILE) {
+		if (!l->starved) {
+			__atomic_store_n(&l->starved, 1, __ATOMIC_RELAXED);
+			l->fd_episodes++;
+		}
+		if (l->spare >= 0) {
+			int fd = -1, e = 0, n;
+
+			close(l->spare);
+			l->spare = -1;
+			for (n = 0; n < LOOKUP_REFUSE_BATCH; n++) {
+				fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+				if (fd < 0) {
+					e = errno;
+					break;
+				}
+				close(fd);
+				l->refused_fds++;
+			}
+			l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			drained = e == EAGAIN || e == EWOULDBLOCK;
+		}
+	}
+	pthread_mutex_unlock(&l->starve_lock);
+	if (drained)
+		return;
+	if (t->pause_ms < LOOKUP_PAUSE_MIN_MS)
+		t->pause_ms = LOOKUP_PAUSE_MIN_MS;
+	t->pause_until = lookup_now_ms() + t->pause_ms;
+	t->pause_ms = t->pause_ms * 2 > LOOKUP_PAUSE_MAX_MS ? LOOKUP_PAUSE_MAX_MS : t->pause_ms * 2;
+}
+
 static void
 lookup_drop(struct lookup_thread *t, unsigned i)
 {
@@ -178,27 +274,42 @@ lookup_thread_main(void *arg)
 
 	fib_thread_online();
 	for (;;) {
-		int n;
+		int n, timeout = 1000;
+		int listen = t->nclients < LOOKUP_THREAD_CLIENTS;
 
+		/* Paused after an accept error: a shorter poll ends the pause. */
+		if (t->pause_until) {
+			int64_t left = t->pause_until - lookup_now_ms();
+
+			if (left > 0) {
+				listen = 0;
+				timeout = left < timeout ? (int)left : timeout;
+			} else {
+				t->pause_until = 0;
+			}
+		}
 		/* Full: leave new clients to the other threads. */
-		t->pfd[0].events = t->nclients < LOOKUP_THREAD_CLIENTS ? POLLIN : 0;
+		t->pfd[0].events = listen ? POLLIN : 0;
 		/* Wake at least once a second: the watchdog's sign of life. */
-		n = poll(t->pfd, 2 + t->nclients, 1000);
+		n = poll(t->pfd, 2 + t->nclients, timeout);
 		__atomic_store_n(&t->beat, lookup_now(), __ATOMIC_RELAXED);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || t->pfd[1].revents)
 			break;
-		if ((t->pfd[0].revents & POLLIN) && t->nclients < LOOKUP_THREAD_CLIENTS) {
+		if ((t->pfd[0].revents & POLLIN) && listen) {
 			int fd = accept4(t->l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 			if (fd >= 0) {
+				lookup_fed(t);
 				t->pfd[2 + t->nclients].fd = fd;
 				t->pfd[2 + t->nclients].events = POLLIN;
 				t->pfd[2 + t->nclients].revents = 0;
 				t->nclients++;
 				__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
+			} else {
+				lookup_accept_error(t, errno);
 			}
 		}
 		for (unsigned i = 2; i < 2 + t->nclients; i++) {
@@ -288,6 +399,13 @@ lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
 	l->fib = fib;
 	l->table = table;
 	l->lfd = -1;
+	l->efd = -1;
+	pthread_mutex_init(&l->starve_lock, NULL);
+	l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (l->spare < 0) {
+		err = -errno;
+		goto fail;
+	}
 	l->efd = eventfd(0, EFD_CLOEXEC);
 	if (l->efd < 0) {
 		err = -errno;
@@ -345,6 +463,9 @@ lookup_free(struct lookup *l)
 	}
 	if (l->efd >= 0)
 		close(l->efd);
+	if (l->spare >= 0)
+		close(l->spare);
+	pthread_mutex_destroy(&l->starve_lock);
 	free(l);
 }
 
@@ -373,6 +494,13 @@ lookup_stats(const struct lookup *l, struct lookup_stats *st)
 		st->clients += __atomic_load_n(&s->clients, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
 	}
+	pthread_mutex_lock((pthread_mutex_t *)&l->starve_lock);
+	st->refused_fds = l->refused_fds;
+	st->accept_errors = l->accept_errors;
+	st->fd_episodes = l->fd_episodes;
+	st->accept_errno = l->accept_errno;
+	st->starved = l->starved;
+	pthread_mutex_unlock((pthread_mutex_t *)&l->starve_lock);
 }
 
 int

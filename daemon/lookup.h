@@ -59,8 +59,14 @@ struct lookup_stats {
 	uint64_t errors;
 	uint64_t clients;  /* accepted, total */
 	uint64_t dropped;  /* disconnected: socket full */
+	uint64_t refused_fds;   /* refused: fibd out of file descriptors */
+	uint64_t accept_errors; /* failed accept() calls (not EAGAIN) */
+	uint64_t fd_episodes;   /* times accept ran out of descriptors */
+	int starved;            /* out of descriptors now (until an accept works) */
+	int accept_errno;       /* of the last failed accept() */
 };
-/* Sums over the threads (relaxed reads). Context: any. */
+/* Sums over the threads (relaxed reads). Context: any but a lookup
+ * thread. */
 void lookup_stats(const struct lookup *l, struct lookup_stats *st);
 
 #endif
