@@ -475,13 +475,27 @@ conf_parse_unit(const char *s, const struct conf_unit *u, uint64_t *out)
 	return -EINVAL;
 }
 
-static bool
-conf_has_ctrl(const char *s)
+/*
+ * The first character of s that YAML cannot keep in a printed quoted
+ * string as it is, or 0: C0 controls and DEL, C1 controls (U+0080..U+009F;
+ * U+0085, NEL, is a line break to YAML 1.1, folded into a space when read
+ * back), and the line and paragraph separators U+2028 and U+2029 (line
+ * breaks too). s is valid UTF-8: libyaml checked it.
+ */
+static unsigned
+conf_ctrl_char(const char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return true;
-	return false;
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (; *u; u++) {
+		if (*u < 0x20 || *u == 0x7f)
+			return *u;
+		if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+			return u[1];
+		if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+			return 0x2000u + (unsigned)(u[2] - 0x80);
+	}
+	return 0;
 }
 
 static bool
@@ -804,8 +818,11 @@ conf_parse_field(struct conf_parse *ps, const struct conf_field *f, const yaml_n
 		s = conf_scalar(ps, key, n, "an absolute path", false);
 		if (!s)
 			return false;
-		if (conf_has_ctrl(s)) {
-			conf_err_node(ps, n, "%s: contains a control character", key);
+		if ((v = conf_ctrl_char(s)) != 0) {
+			conf_err_node(ps, n, "%s: contains %s (U+%04X)", key,
+				      v >= 0x2000 ? "a line or paragraph separator"
+						  : "a control character",
+				      (unsigned)v);
 			return false;
 		}
 		if (s[0] != '/') {
@@ -1286,15 +1303,33 @@ conf_errors_print(const struct conf_errors *errs, FILE *fp)
 	return 0;
 }
 
-/* Values are validated to hold no control characters: escape \ and ". */
+/*
+ * A double-quoted YAML scalar that reads back as s. Parsed values hold no
+ * control characters or line breaks (conf_ctrl_char), but a conf built
+ * by a program may: those are escaped too (\xNN, \L, \P), never written
+ * raw, since YAML folds a raw line break (NEL included) into a space.
+ */
 static void
 conf_print_quoted(FILE *fp, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+
 	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+	for (; *u; u++) {
+		if (*u == '"' || *u == '\\') {
 			fputc('\\', fp);
-		fputc(*s, fp);
+			fputc(*u, fp);
+		} else if (*u < 0x20 || *u == 0x7f) {
+			fprintf(fp, "\\x%02x", *u);
+		} else if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) {
+			fprintf(fp, "\\x%02x", u[1]);
+			u++;
+		} else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
+			fputs(u[2] == 0xa8 ? "\\L" : "\\P", fp);
+			u += 2;
+		} else {
+			fputc(*u, fp);
+		}
 	}
 	fputc('"', fp);
 }
