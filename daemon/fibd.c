@@ -43,11 +43,13 @@
 #include <string.h>
 #include <net/if.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <linux/rtnetlink.h>
 #include <systemd/sd-daemon.h>
 
@@ -121,7 +123,12 @@ struct fibd {
 	struct fibd_starve {
 		uint64_t episodes, refused, errors; /* at the last tick / log */
 		int starved;
-	} starve_ctl, starve_lookup;
+	} starve_ctl, starve_lookup, starve_http;
+	/* The metrics listener (evhttp's): paused 1 s after a failed accept. */
+	struct evconnlistener *http_lis;
+	struct event *http_resume;
+	uint64_t http_errors, http_episodes, http_errors_tick;
+	int http_errno, http_starved;
 };
 
 static double
@@ -720,8 +727,8 @@ fibd_starve_log(const char *what, struct fibd_starve *s, int starved, uint64_t e
 		memset(s, 0, sizeof(*s)); /* a new socket after a reload */
 	began = episodes - s->episodes;
 	if (starved && (!s->starved || began)) {
-		log_warnx("%s: out of file descriptors (accept: %s): refusing new clients until "
-			  "some are freed; connected clients are served",
+		log_warnx("%s: out of file descriptors (accept: %s): not accepting new clients "
+			  "until some are freed; connected clients are served",
 			  what, strerror(err));
 	} else if (!starved && s->starved) {
 		log_info("%s: accepting clients again; %llu refused while out of file descriptors",
@@ -760,6 +767,42 @@ fibd_starve_tick(evutil_socket_t fd, short what, void *arg)
 		fibd_starve_log("lookup socket", &d->starve_lookup, ls.starved, ls.fd_episodes,
 				ls.refused_fds, ls.accept_errors, ls.accept_errno);
 	}
+	if (d->http_lis) {
+		/* Not paused (or paused before this tick existed): listen. A
+		 * whole tick without a new failure ends an episode. */
+		if (!evtimer_pending(d->http_resume, NULL)) {
+			evconnlistener_enable(d->http_lis);
+			if (d->http_errors == d->http_errors_tick)
+				d->http_starved = 0;
+		}
+		d->http_errors_tick = d->http_errors;
+		fibd_starve_log("metrics socket", &d->starve_http, d->http_starved,
+				d->http_episodes, 0, d->http_errors, d->http_errno);
+	}
+}
+
+/*
+ * Every control and lookup client is a descriptor: raise the soft limit
+ * (1024 under systemd) to what full sockets need, within the hard limit
+ * (524288 under systemd), as systemd advises programs that do not use
+ * select(). A lower hard limit is only logged: running out is handled
+ * (ctl.c, lookup.c refuse and log), not fatal.
+ */
+static void
+fibd_nofile(const struct conf *c)
+{
+	rlim_t want = CTL_CLIENTS_MAX + (rlim_t)c->lookup.threads * LOOKUP_THREAD_CLIENTS + 256;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("setrlimit(RLIMIT_NOFILE, %llu)", (unsigned long long)rl.rlim_cur);
+	else if (rl.rlim_cur < want)
+		log_warnx("file descriptors: at most %llu (hard limit), full control and lookup "
+			  "sockets need %llu: clients may be refused (LimitNOFILE=)",
+			  (unsigned long long)rl.rlim_cur, (unsigned long long)want);
 }
 
 static void
@@ -810,6 +853,7 @@ fibd_ctl_new(struct fibd *d, const struct conf *c)
 }
 
 static struct evhttp *fibd_http_new(struct fibd *d, const char *address);
+static void fibd_http_free(struct fibd *d);
 
 static void
 fibd_ctl_gc(evutil_socket_t fd, short what, void *arg)
@@ -924,8 +968,7 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 	if (changed & CONF_LOOKUP)
 		log_warnx("lookup settings changed: restart fibd to apply");
 	if ((changed & CONF_METRICS) && o) {
-		if (d->http)
-			evhttp_free(d->http);
+		fibd_http_free(d);
 		d->http = n->metrics.enabled ? fibd_http_new(d, n->metrics.address) : NULL;
 	}
 	if ((changed & CONF_CACHE) && o)
@@ -1406,9 +1449,67 @@ fibd_http_metrics(struct evhttp_request *req, void *arg)
 }
 
 /* "127.0.0.1:9342" or "[::1]:9342" -> evhttp listening there, or NULL. */
+/* event_base_foreach_event callback: the fibd behind the starve tick. */
+static int
+fibd_http_owner(const struct event_base *base, const struct event *ev, void *arg)
+{
+	(void)base;
+	if (event_get_callback(ev) != fibd_starve_tick)
+		return 0;
+	*(struct fibd **)arg = event_get_callback_arg(ev);
+	return 1;
+}
+
+/*
+ * accept() on the metrics listener failed (EMFILE, ENFILE, ...): pause it
+ * for a second (a scraper waits in the backlog) instead of libevent's
+ * retry loop; fibd_starve_tick logs the episode and ends it after a quiet
+ * tick. evhttp owns the listener, so the callback's argument is the
+ * evhttp: the fibd is found through its always-pending starve tick.
+ */
+static void
+fibd_http_accept_error(struct evconnlistener *lis, void *arg)
+{
+	struct fibd *d = NULL;
+
+	(void)arg;
+	evconnlistener_disable(lis);
+	event_base_foreach_event(evconnlistener_get_base(lis), fibd_http_owner, &d);
+	if (!d || d->http_lis != lis)
+		return;
+	d->http_errors++;
+	d->http_errno = EVUTIL_SOCKET_ERROR();
+	if (!d->http_starved) {
+		d->http_starved = 1;
+		d->http_episodes++;
+	}
+	event_add(d->http_resume, &(struct timeval){ 1, 0 });
+}
+
+static void
+fibd_http_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+
+	if (d->http_lis)
+		evconnlistener_enable(d->http_lis);
+}
+
+static void
+fibd_http_free(struct fibd *d)
+{
+	if (d->http)
+		evhttp_free(d->http);
+	d->http = NULL;
+	d->http_lis = NULL;
+	if (d->http_resume)
+		evtimer_del(d->http_resume);
+}
+
 static struct evhttp *
 fibd_http_new(struct fibd *d, const char *address)
 {
+	struct evhttp_bound_socket *bound;
 	char host[CONF_ADDR_MAX];
 	const char *colon = strrchr(address, ':');
 	unsigned long port;
@@ -1431,11 +1532,17 @@ fibd_http_new(struct fibd *d, const char *address)
 	http = evhttp_new(d->base);
 	if (!http)
 		return NULL;
-	if (evhttp_bind_socket(http, host, (uint16_t)port) < 0) {
+	bound = evhttp_bind_socket_with_handle(http, host, (uint16_t)port);
+	if (!bound) {
 		log_warn("metrics: cannot listen on %s", address);
 		evhttp_free(http);
 		return NULL;
 	}
+	/* Without an error callback libevent retries a failed accept at once
+	 * and logs each failure: tens of thousands a second without file
+	 * descriptors. */
+	d->http_lis = evhttp_bound_socket_get_listener(bound);
+	evconnlistener_set_error_cb(d->http_lis, fibd_http_accept_error);
 	evhttp_set_cb(http, "/metrics", fibd_http_metrics, d);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET);
 	log_info("metrics: http://%s/metrics", address);
@@ -1809,6 +1916,7 @@ main(int argc, char **argv)
 	if (!d.conf)
 		fatalx("%s: configuration errors, not starting", d.opts.conf_path);
 	fibd_log_level(&d, d.conf);
+	fibd_nofile(d.conf);
 	signal(SIGPIPE, SIG_IGN);
 	/* Large transient buffers (a dump's route set, fib_load's and
 	 * fib_compact's sort arrays, a full `show routes`) get their own
@@ -1835,6 +1943,9 @@ main(int argc, char **argv)
 	d.ctl = fibd_ctl_new(&d, d.conf);
 	if (!d.ctl)
 		fatalx("cannot open the control socket");
+	d.http_resume = evtimer_new(d.base, fibd_http_resume, &d);
+	if (!d.http_resume)
+		fatalx("metrics timer");
 	if (d.conf->metrics.enabled) {
 		d.http = fibd_http_new(&d, d.conf->metrics.address);
 		if (!d.http)
@@ -1903,8 +2014,8 @@ main(int argc, char **argv)
 		log_info("flow cache worker stopped in %.3f ms", (fibd_now() - t0) * 1e3);
 		flow_cache_free(d.cache);
 	}
-	if (d.http)
-		evhttp_free(d.http);
+	fibd_http_free(&d);
+	event_free(d.http_resume);
 	event_free(d.sig_term);
 	event_free(d.sig_int);
 	event_free(d.sig_usr1);
