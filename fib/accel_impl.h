@@ -15,30 +15,37 @@
  *       1              ask the trie (alias index >= 8, or being rebuilt)
  *       BLOCK | blk    a block holding this /16's subtree
  *
- *   block: header | node[nn] | value[nl]
+ *   block of a /D:  header (nn, nl, dflt) | node[nn] | word[nl]
+ *       two levels of nodes, so 12 key bits (A_SPAN): the /16 blocks of
+ *       the dp, and below them sub-blocks for /28, /40, ... that hold
+ *       longer routes; a word is an answer, 0 (the block's default, or
+ *       if that is 0 the parent's), or BLOCK | sub-block.
  *   node:  vec      bit s: slot s (the next 6 key bits) has a child node
- *          leafvec  bit s: a run of equal answers starts at leaf slot s
+ *          leafvec  bit s: a run of equal words starts at slot s
  *          base1    index in node[] of the first child
  *          base0    index (in 8-byte words from the block start) of the
- *                   first answer
+ *                   first word
  *   child of slot s:  node[base1 + popcount(vec & mask(s)) - 1]
- *   answer of slot s: word[base0 + popcount(leafvec & mask(s)) - 1]
+ *   word of slot s:   word[base0 + popcount(leafvec & mask(s)) - 1]
  *
- * so a node is 24 bytes, answers are stored once per run, and an IPv4
- * lookup is the dp entry and at most three nodes and one answer (16 + 3 x
- * 6 bits covers 34). The answers are the trie's own leaves: a result is
- * derived from the word without touching the leaf.
+ * so a node is 24 bytes and words are stored once per run. An IPv4 /24
+ * is the dp entry, two nodes and one word. The answers are the trie's own
+ * leaves: a result is derived from the word without touching the leaf.
  *
- * Updates (writer only). Any change to the leaf of key K may change or
- * move the answers of every prefix in that leaf: the /16s that its
- * shortest prefix covers are affected. Before the trie changes, their dp
- * entries become 1 ("ask the trie") and their blocks are retired; after
- * it, each is rebuilt from the trie (its routes longer than /16 by a
- * range walk, the best route covering it by exact lookups of its /16 ...
- * /0) and published with one store. A reader that still holds an old
- * block began before the block was retired, so before the old leaf was
- * retired: both outlive it. A bulk load or flush builds a whole new
- * table from the new trie before the old trie is released.
+ * Updates (writer only). A change to the leaf of key K may change every
+ * answer that names the leaf: the defaults of the /16s its short prefixes
+ * cover, and the words of the blocks on K's path that its longer prefixes
+ * fall in. Before the trie changes, those defaults become 1 ("ask the
+ * trie") and K's /16 tree, if the leaf has routes in it, is taken out of
+ * the dp (its entry becomes 1). After it, the defaults are set again (one
+ * store each, no rebuild), and the blocks on K's path down to the leaf's
+ * longest prefix are rebuilt from the trie: their own routes by a walk
+ * that skips subtrees holding only longer keys, every other sub-block
+ * reused as it is (its default stored in place). The new tree is
+ * published with one store; the replaced blocks are retired. A reader
+ * that still holds an old block began before it was retired, so before
+ * the old leaf was retired: both outlive it. A bulk load or flush builds
+ * a whole new table from the new trie before the old trie is released.
  *
  * If memory runs out, the /16 stays 1 and the trie answers: slower,
  * never wrong. The table is rebuilt whole at the next bulk load.
@@ -46,6 +53,7 @@
 
 #define A_DPBITS 16
 #define A_NDP (1ul << A_DPBITS)
+#define A_SPAN 12 /* key bits of one block: two levels of nodes */
 #define A_BLOCK (UINT64_C(1) << 63)
 #define A_ASK UINT64_C(1)
 #define A_GROUP 64
@@ -60,6 +68,7 @@ struct anode {
 struct ablk {
 	uint32_t nn; /* nodes */
 	uint32_t nl; /* answers */
+	uint64_t dflt; /* the answer of the words that are 0; 0: the parent's */
 	struct anode node[];
 };
 
@@ -69,6 +78,10 @@ struct accel {
 	uint64_t *dp;
 	uint64_t blocks, block_bytes, nodes, answers; /* writer only */
 	uint64_t asks; /* /16s left to the trie */
+	/* writer only: between a_invalidate and a_revalidate */
+	uint64_t held;   /* the tree of the changed key's /16, sent to the trie */
+	int old_plen;    /* the longest prefix of the changed leaf before it */
+	uint64_t fail[A_NDP / 64]; /* /16s left to the trie for want of memory */
 };
 
 static inline size_t
@@ -111,40 +124,57 @@ a_result(uint64_t v, struct fib_result *r)
 	r->alias = v ? (const struct fib_alias *)&l->fa[v & 7] : NULL;
 }
 
+static inline const struct ablk *
+a_blk(uint64_t e)
+{
+	return (const struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+}
+
 /* ---------------------------------------------------------- the lookups */
 
 /* The answer word for key: 0, A_ASK or leaf | k. Call with rcu_read_lock. */
 static inline __attribute__((always_inline)) uint64_t
 a_lookup(const struct accel *A, tkey key)
 {
-	uint64_t e = T_LOAD(A->dp[a_top(key)]);
-	const struct ablk *b;
-	const struct anode *nd;
+	uint64_t e = T_LOAD(A->dp[a_top(key)]), cur = 0;
 	unsigned d = A_DPBITS;
 
 	if (!(e & A_BLOCK))
 		return e;
-	b = (const struct ablk *)(uintptr_t)(e & ~A_BLOCK);
-	nd = b->node;
 	for (;;) {
-		unsigned v = a_idx(key, d);
-		uint64_t m = (UINT64_C(2) << v) - 1;
+		const struct ablk *b = a_blk(e);
+		const struct anode *nd = b->node;
+		uint64_t df;
 
-		if (!((nd->vec >> v) & 1))
-			return ((const uint64_t *)b)[nd->base0 + __builtin_popcountll(nd->leafvec & m) - 1];
-		nd = &b->node[nd->base1 + __builtin_popcountll(nd->vec & m) - 1];
-		d += 6;
+		for (;;) {
+			unsigned v = a_idx(key, d);
+			uint64_t m = (UINT64_C(2) << v) - 1;
+
+			d += 6;
+			if (!((nd->vec >> v) & 1)) {
+				e = ((const uint64_t *)b)[nd->base0 + __builtin_popcountll(nd->leafvec & m) - 1];
+				break;
+			}
+			nd = &b->node[nd->base1 + __builtin_popcountll(nd->vec & m) - 1];
+		}
+		if (e && !(e & A_BLOCK))
+			return e;
+		df = T_LOAD8(b->dflt);
+		if (!e)
+			return df ? df : cur;
+		if (df)
+			cur = df;
 	}
 }
 
 /*
  * Batch: up to A_GROUP lookups advance level by level. Round 0 reads the
  * dp entries (all prefetched first); each later round takes one node step
- * for every lookup still inside a block, all at the same depth, and
- * prefetches what each goes to next (a node or its answer word); the
- * words are read at the end. Every access was prefetched a whole round
- * (A_GROUP other accesses) before it is used, and a round is a tight loop
- * over the lookups still going.
+ * for every lookup inside a block (to a child or to an answer word) and
+ * reads the words the previous round found: a result, or a sub-block
+ * whose first node the next round reads. Every access is prefetched a
+ * whole round (the other lookups' accesses) before it is used. A block's
+ * default is read only for a word of 0, from the line of its first node.
  */
 static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
@@ -159,8 +189,10 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 		const struct anode *nd[A_GROUP];
 		const struct ablk *bk[A_GROUP];
 		const uint64_t *wp[A_GROUP];
-		uint8_t act[A_GROUP], wl[A_GROUP], ask[A_GROUP];
-		unsigned na = 0, nwd = 0, nask = 0, d = A_DPBITS;
+		uint64_t cur[A_GROUP];
+		uint8_t dd[A_GROUP], act[A_GROUP], wla[A_GROUP], wlb[A_GROUP], ask[A_GROUP];
+		uint8_t *wl = wla, *wn = wlb;
+		unsigned na = 0, nwd = 0, nask = 0;
 
 		for (unsigned i = 0; i < m; i++)
 			__builtin_prefetch(&dp[a_top(k[i])]);
@@ -168,9 +200,11 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			uint64_t e = T_LOAD(dp[a_top(k[i])]);
 
 			if (e & A_BLOCK) {
-				bk[i] = (const struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+				bk[i] = a_blk(e);
 				nd[i] = bk[i]->node;
 				__builtin_prefetch(nd[i]);
+				cur[i] = 0;
+				dd[i] = A_DPBITS;
 				act[na++] = (uint8_t)i;
 			} else if (e == A_ASK) {
 				ask[nask++] = (uint8_t)i;
@@ -178,14 +212,17 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				a_result(e, &r[i]);
 			}
 		}
-		while (na) {
-			unsigned nn = 0;
+		while (na | nwd) {
+			unsigned nn = 0, nw = 0;
+			uint8_t *sw;
 
+			/* one node step */
 			for (unsigned j = 0; j < na; j++) {
-				unsigned i = act[j], s = a_idx(k[i], d);
+				unsigned i = act[j], s = a_idx(k[i], dd[i]);
 				const struct anode *x = nd[i];
 				uint64_t msk = (UINT64_C(2) << s) - 1;
 
+				dd[i] = (uint8_t)(dd[i] + 6);
 				if ((x->vec >> s) & 1) {
 					nd[i] = &bk[i]->node[x->base1 + __builtin_popcountll(x->vec & msk) - 1];
 					__builtin_prefetch(nd[i]);
@@ -194,20 +231,36 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 					wp[i] = (const uint64_t *)bk[i] + x->base0 +
 						__builtin_popcountll(x->leafvec & msk) - 1;
 					__builtin_prefetch(wp[i]);
-					wl[nwd++] = (uint8_t)i;
+					wn[nw++] = (uint8_t)i;
 				}
 			}
-			na = nn;
-			d += 6;
-		}
-		for (unsigned j = 0; j < nwd; j++) {
-			unsigned i = wl[j];
-			uint64_t v = *wp[i];
+			/* the words found last round: a result or a sub-block */
+			for (unsigned j = 0; j < nwd; j++) {
+				unsigned i = wl[j];
+				uint64_t v = *wp[i];
 
-			if (v == A_ASK)
-				ask[nask++] = (uint8_t)i;
-			else
-				a_result(v, &r[i]);
+				if (v & A_BLOCK) {
+					uint64_t df = T_LOAD8(bk[i]->dflt);
+					if (df)
+						cur[i] = df;
+					bk[i] = a_blk(v);
+					nd[i] = bk[i]->node;
+					__builtin_prefetch(nd[i]);
+					act[nn++] = (uint8_t)i;
+					continue;
+				}
+				if (!v && !(v = T_LOAD8(bk[i]->dflt)))
+					v = cur[i];
+				if (v == A_ASK)
+					ask[nask++] = (uint8_t)i;
+				else
+					a_result(v, &r[i]);
+			}
+			na = nn;
+			nwd = nw;
+			sw = wl;
+			wl = wn;
+			wn = sw;
 		}
 		for (unsigned j = 0; j < nask; j++)
 			r[ask[j]] = TN(lookup_trie)(t, k[ask[j]], table, 0);
@@ -224,6 +277,17 @@ struct aitem {
 
 struct avec {
 	struct aitem *v;
+	size_t n, cap;
+};
+
+/* A sub-block and the /(D + A_SPAN) it covers. */
+struct asub {
+	tkey key;
+	struct ablk *blk;
+};
+
+struct asubv {
+	struct asub *v;
 	size_t n, cap;
 };
 
@@ -245,13 +309,32 @@ avec_push(struct avec *a, tkey key, unsigned plen, uint64_t val)
 	return 0;
 }
 
+static int
+asubv_push(struct asubv *a, tkey key, struct ablk *blk)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		struct asub *v = realloc(a->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n].key = key;
+	a->v[a->n].blk = blk;
+	a->n++;
+	return 0;
+}
+
 /*
- * The routes of leaf l that a lookup in table with tos 0 can return,
- * shortest prefix first (the order the builder wants), those longer than
- * /A_DPBITS to long, the others to shrt (either may be NULL).
+ * The routes of leaf l that a lookup in table with tos 0 can return and
+ * whose length is in (plo, phi], shortest prefix first (the order the
+ * builder wants); those longer than /A_DPBITS to lng, the others to shrt
+ * (either may be NULL).
  */
 static int
-a_leaf_items(const struct tleaf *l, uint32_t table, struct avec *shrt, struct avec *lng)
+a_leaf_items(const struct tleaf *l, uint32_t table, int plo, unsigned phi, struct avec *shrt,
+	     struct avec *lng)
 {
 	unsigned pick[256], np = 0;
 
@@ -266,10 +349,23 @@ a_leaf_items(const struct tleaf *l, uint32_t table, struct avec *shrt, struct av
 	while (np--) {
 		unsigned a = pick[np], plen = KEYBITS - l->fa[a].slen;
 		struct avec *to = plen > A_DPBITS ? lng : shrt;
+		if ((int)plen <= plo || plen > phi)
+			continue;
 		if (to && avec_push(to, l->kv.key, plen, a_value(l, a)))
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* The longest prefix of the leaf of key (any table), -1 without a leaf. */
+static int
+a_leaf_plen(const struct TRIE_PREFIX *t, tkey key)
+{
+	struct tnode *path[KEYBITS + 2];
+	int depth;
+	const struct tleaf *l = find_leaf(t, key, path, &depth);
+
+	return l && l->kv.n ? (int)(KEYBITS - l->fa[0].slen) : -1;
 }
 
 /*
@@ -304,12 +400,60 @@ a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
 	return 0;
 }
 
+/*
+ * Every leaf below n with a key in [lo, hi] whose low `align` bits are
+ * zero, in key order; their routes of lengths (plo, phi]. The alignment
+ * prunes: a prefix of length p has a key aligned to KEYBITS - p, so a walk
+ * for prefixes up to /phi skips the subtrees that hold only longer keys.
+ */
+static int
+a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, int plo, unsigned phi,
+	  unsigned align, struct avec *shrt, struct avec *lng)
+{
+	tkey nlo, nhi;
+	unsigned long ilo, ihi, step = 1;
+	unsigned span;
+
+	if (!n)
+		return 0;
+	if (IS_LEAF(n))
+		return n->key >= lo && n->key <= hi && !(n->key & a_low_mask(align))
+			       ? a_leaf_items(TLEAF(n), table, plo, phi, shrt, lng)
+			       : 0;
+	span = n->pos + n->bits;
+	nlo = n->key;
+	nhi = nlo | a_low_mask(span);
+	if (hi < nlo || lo > nhi)
+		return 0;
+	ilo = lo > nlo ? (unsigned long)((lo - nlo) >> n->pos) : 0;
+	ihi = (unsigned long)(((hi < nhi ? hi : nhi) - nlo) >> n->pos);
+	if (align > n->pos) {
+		if (align >= span) {
+			/* only the key nlo itself can be aligned */
+			if ((nlo & a_low_mask(align)) || ilo)
+				return 0;
+			ihi = 0;
+		} else {
+			step = 1ul << (align - n->pos);
+			ilo = (ilo + step - 1) & ~(step - 1);
+		}
+	}
+	for (unsigned long i = ilo; i <= ihi; i += step) {
+		int err = a_collect(T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, phi, align, shrt,
+				    lng);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 struct abuild {
 	struct anode *node;
 	size_t nn, ncap;
 	uint64_t *word;
 	size_t nl, lcap;
 	int err;
+	bool heap;
 };
 
 static size_t
@@ -351,16 +495,20 @@ ab_word(struct abuild *b, uint64_t w)
 }
 
 /*
- * Fill node ni at depth d (its slots are key bits d .. d + 5) from the
- * items in [it, it + n): all inside this node's range, sorted by key then
- * length; those of length <= d are already in dflt and ignored.
+ * Fill node ni at depth d (its slots are key bits d .. d + 5) of a block
+ * at depth D from the items in [it, it + n) (inside this node's range,
+ * sorted by key then length, all of length d + 1 ... D + A_SPAN) and the
+ * sub-blocks in [sb, sb + ns) (inside this node's range, in key order):
+ * a node at the block's second level holds the sub-blocks in its answer
+ * words, and each sub-block's default becomes the answer of its slot.
  */
 static void
-ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, unsigned d, uint64_t dflt)
+ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, const struct asub *sb,
+	size_t ns, unsigned d, unsigned D, uint64_t dflt)
 {
 	uint64_t slot[64], vec = 0, leafvec = 0, prev = 0;
-	size_t base0 = b->nl, base1, k = 0, i = 0;
-	bool have = false;
+	size_t base0 = b->nl, base1, k = 0, i = 0, si = 0;
+	bool have = false, last = d + 6 >= D + A_SPAN;
 
 	uint8_t first[6], nxt[126];
 	unsigned np = 0;
@@ -385,11 +533,22 @@ ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, unsigned 
 			first[p - d - 1] = (uint8_t)np++;
 		}
 	}
+	if (!last)
+		for (size_t j = 0; j < ns; j++)
+			vec |= UINT64_C(1) << a_idx(sb[j].key, d);
 	for (unsigned p = 0; p < 6; p++)
 		for (unsigned q = first[p]; q != 0xff; q = nxt[q]) {
 			unsigned s0 = a_idx(pi[q]->key, d), cnt = 1u << (5 - p);
 			for (unsigned s = s0; s < s0 + cnt; s++)
 				slot[s] = pi[q]->val;
+		}
+	if (last)
+		for (size_t j = 0; j < ns; j++) {
+			unsigned s = a_idx(sb[j].key, d);
+			/* a sub-block in use may be read meanwhile: one store */
+			if (T_LOAD8(sb[j].blk->dflt) != slot[s])
+				T_STORE8(sb[j].blk->dflt, slot[s]);
+			slot[s] = (uint64_t)(uintptr_t)sb[j].blk | A_BLOCK;
 		}
 	for (unsigned s = 0; s < 64; s++) {
 		if ((vec >> s) & 1)
@@ -406,50 +565,25 @@ ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, unsigned 
 		return;
 	b->node[ni].vec = vec;
 	b->node[ni].leafvec = leafvec;
-	b->node[ni].base0 = (uint32_t)base0; /* made absolute by ab_finish */
+	b->node[ni].base0 = (uint32_t)base0; /* made absolute by ab_block */
 	b->node[ni].base1 = (uint32_t)base1;
 	for (unsigned s = 0; s < 64 && !b->err; s++) {
-		size_t j;
+		size_t j, sj;
 		if (!((vec >> s) & 1))
 			continue;
 		while (i < n && a_idx(it[i].key, d) < s)
 			i++;
 		for (j = i; j < n && a_idx(it[j].key, d) == s; j++)
 			;
-		ab_node(b, base1 + k, it + i, j - i, d + 6, slot[s]);
+		while (si < ns && a_idx(sb[si].key, d) < s)
+			si++;
+		for (sj = si; sj < ns && a_idx(sb[sj].key, d) == s; sj++)
+			;
+		ab_node(b, base1 + k, it + i, j - i, sb + si, sj - si, d + 6, D, slot[s]);
 		k++;
 		i = j;
+		si = sj;
 	}
-}
-
-/* The block of one /A_DPBITS from its items (n > 0), or NULL (ENOMEM). */
-static struct ablk *
-ab_block(struct TRIE_PREFIX *t, struct abuild *b, const struct aitem *it, size_t n, uint64_t dflt,
-	 bool heap)
-{
-	struct ablk *blk;
-	uint32_t off;
-
-	b->nn = b->nl = 0;
-	b->err = 0;
-	ab_nodes(b, 1);
-	if (!b->err)
-		ab_node(b, 0, it, n, A_DPBITS, dflt);
-	if (b->err || b->nn > UINT32_MAX / 4 || b->nl > UINT32_MAX / 4)
-		return NULL;
-	blk = heap ? malloc(ablk_size((uint32_t)b->nn, (uint32_t)b->nl))
-		   : pool_alloc(t->ctx->pool, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
-	if (!blk)
-		return NULL;
-	blk->nn = (uint32_t)b->nn;
-	blk->nl = (uint32_t)b->nl;
-	off = (uint32_t)((sizeof(struct ablk) + b->nn * sizeof(struct anode)) / sizeof(uint64_t));
-	for (size_t i = 0; i < b->nn; i++) {
-		blk->node[i] = b->node[i];
-		blk->node[i].base0 += off;
-	}
-	memcpy((uint64_t *)blk + off, b->word, b->nl * sizeof(uint64_t));
-	return blk;
 }
 
 static void
@@ -461,14 +595,230 @@ a_count_block(struct accel *A, const struct ablk *blk, int sign)
 	A->answers += (uint64_t)((int64_t)sign * blk->nl);
 }
 
-static void
-a_retire_entry(struct TRIE_PREFIX *t, struct accel *A, uint64_t e)
+/* The block at depth D of items (lengths D + 1 ... D + A_SPAN) and
+ * sub-blocks, default 0; NULL if it would be empty or (b->err) on ENOMEM. */
+static struct ablk *
+ab_block(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D,
+	 const struct aitem *it, size_t n, const struct asub *sb, size_t ns)
 {
-	if (e & A_BLOCK) {
-		struct ablk *blk = (struct ablk *)(uintptr_t)(e & ~A_BLOCK);
-		a_count_block(A, blk, -1);
-		reclaim_retire(t->ctx->rc, blk, ablk_size(blk->nn, blk->nl));
+	struct ablk *blk;
+	uint32_t off;
+
+	b->nn = b->nl = 0;
+	b->err = 0;
+	if (!n && !ns)
+		return NULL;
+	ab_nodes(b, 1);
+	if (!b->err)
+		ab_node(b, 0, it, n, sb, ns, D, D, 0);
+	if (!b->err && (b->nn > UINT32_MAX / 4 || b->nl > UINT32_MAX / 4))
+		b->err = -ENOMEM;
+	if (b->err)
+		return NULL;
+	blk = b->heap ? malloc(ablk_size((uint32_t)b->nn, (uint32_t)b->nl))
+		      : pool_alloc(t->ctx->pool, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
+	if (!blk) {
+		b->err = -ENOMEM;
+		return NULL;
 	}
+	blk->nn = (uint32_t)b->nn;
+	blk->nl = (uint32_t)b->nl;
+	blk->dflt = 0;
+	off = (uint32_t)((sizeof(struct ablk) + b->nn * sizeof(struct anode)) / sizeof(uint64_t));
+	for (size_t i = 0; i < b->nn; i++) {
+		blk->node[i] = b->node[i];
+		blk->node[i].base0 += off;
+	}
+	memcpy((uint64_t *)blk + off, b->word, b->nl * sizeof(uint64_t));
+	a_count_block(A, blk, 1);
+	return blk;
+}
+
+static inline const uint64_t *
+a_words(const struct ablk *blk)
+{
+	return (const uint64_t *)&blk->node[blk->nn];
+}
+
+/* Free a block and its sub-blocks now (never published, or a heap copy). */
+static void
+a_free_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
+{
+	const uint64_t *w = a_words(blk);
+
+	for (uint32_t i = 0; i < blk->nl; i++)
+		if (w[i] & A_BLOCK)
+			a_free_tree(t, A, (struct ablk *)(uintptr_t)(w[i] & ~A_BLOCK));
+	a_count_block(A, blk, -1);
+	if (A->heap)
+		free(blk);
+	else
+		pool_free(t->ctx->pool, blk, ablk_size(blk->nn, blk->nl));
+}
+
+/* Retire a published block and its sub-blocks. */
+static void
+a_retire_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
+{
+	const uint64_t *w = a_words(blk);
+
+	for (uint32_t i = 0; i < blk->nl; i++)
+		if (w[i] & A_BLOCK)
+			a_retire_tree(t, A, (struct ablk *)(uintptr_t)(w[i] & ~A_BLOCK));
+	a_count_block(A, blk, -1);
+	reclaim_retire(t->ctx->rc, blk, ablk_size(blk->nn, blk->nl));
+}
+
+/*
+ * The tree of a /D from all its routes longer than /D ([it, it + n),
+ * sorted by key then length): the routes up to /D + A_SPAN in the block,
+ * longer ones in sub-blocks per /D + A_SPAN. NULL if n is 0 or (b->err)
+ * on ENOMEM. Reorders it: the block's own items first.
+ */
+static struct ablk *
+ab_tree(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, struct aitem *it, size_t n,
+	unsigned D)
+{
+	struct avec deep = { 0 };
+	struct asubv sv = { 0 };
+	struct ablk *blk = NULL;
+	size_t own = 0;
+	unsigned lim = D + A_SPAN;
+
+	for (size_t i = 0; i < n; i++) {
+		if (it[i].plen <= lim)
+			it[own++] = it[i];
+		else if (avec_push(&deep, it[i].key, it[i].plen, it[i].val))
+			goto nomem;
+	}
+	for (size_t i = 0, j; i < deep.n; i = j) {
+		tkey key = deep.v[i].key & ~a_low_mask(KEYBITS - lim);
+		struct ablk *sub;
+
+		for (j = i; j < deep.n && (deep.v[j].key & ~a_low_mask(KEYBITS - lim)) == key; j++)
+			;
+		sub = ab_tree(t, A, b, deep.v + i, j - i, lim);
+		if (!sub || asubv_push(&sv, key, sub)) {
+			if (sub)
+				a_free_tree(t, A, sub);
+			goto nomem;
+		}
+	}
+	blk = ab_block(t, A, b, D, it, own, sv.v, sv.n);
+	if (blk || !b->err)
+		goto out;
+nomem:
+	b->err = -ENOMEM;
+	for (size_t i = 0; i < sv.n; i++)
+		a_free_tree(t, A, sv.v[i].blk);
+	blk = NULL;
+out:
+	free(deep.v);
+	free(sv.v);
+	return blk;
+}
+
+/* The sub-blocks of blk (a block of the /D at lo), in key order. */
+static int
+a_subs(const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
+{
+	const struct anode *r = blk->node;
+	const uint64_t *w = (const uint64_t *)blk, *aw = a_words(blk);
+	bool any = false;
+
+	if (D + A_SPAN >= KEYBITS)
+		return 0;
+	for (uint32_t i = 0; i < blk->nl && !any; i++)
+		any = aw[i] & A_BLOCK;
+	if (!any)
+		return 0;
+	for (unsigned s1 = 0; s1 < 64; s1++) {
+		const struct anode *c;
+		if (!((r->vec >> s1) & 1))
+			continue;
+		c = &blk->node[r->base1 + __builtin_popcountll(r->vec & ((UINT64_C(2) << s1) - 1)) - 1];
+		for (unsigned s2 = 0; s2 < 64; s2++) {
+			uint64_t v;
+			if (!((c->leafvec >> s2) & 1))
+				continue;
+			v = w[c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1];
+			if ((v & A_BLOCK) &&
+			    asubv_push(out,
+				       lo | (tkey)s1 << (KEYBITS - D - 6) | (tkey)s2 << (KEYBITS - D - 12),
+				       (struct ablk *)(uintptr_t)(v & ~A_BLOCK)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* What a rebuild along one key made and what it replaced. */
+struct apath {
+	struct ablk *made[KEYBITS / A_SPAN + 2];
+	struct ablk *old[KEYBITS / A_SPAN + 2];
+	unsigned nmade, nold;
+};
+
+/*
+ * Rebuild the block of the /D of key after a change to the leaf of key
+ * whose prefixes reach /plen (before or after it): the block's own routes
+ * from the trie, its sub-blocks reused except the one on key's path,
+ * rebuilt the same way if the leaf reaches into it. old is the block it
+ * replaces (NULL: none, so no sub-blocks either). *out is NULL if the /D
+ * has no routes longer than /D.
+ */
+static int
+a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, tkey key,
+	  int plen, struct ablk *old, struct apath *ap, struct ablk **out)
+{
+	tkey lo = key & ~a_low_mask(KEYBITS - D), hi = lo | a_low_mask(KEYBITS - D);
+	unsigned lim = D + A_SPAN, align = lim >= KEYBITS ? 0 : KEYBITS - lim;
+	struct avec own = { 0 };
+	struct asubv sv = { 0 };
+	int err;
+
+	*out = NULL;
+	err = a_collect(t->root, lo, hi, A->table, (int)D, lim, align, &own, &own);
+	if (!err && old)
+		err = a_subs(old, D, lo, &sv);
+	if (!err && lim < KEYBITS) {
+		tkey pk = key & ~a_low_mask(KEYBITS - lim);
+		struct ablk *osub = NULL, *nsub = NULL;
+		size_t at = 0;
+
+		while (at < sv.n && sv.v[at].key < pk)
+			at++;
+		if (at < sv.n && sv.v[at].key == pk)
+			osub = sv.v[at].blk;
+		if (plen > (int)lim) {
+			/* the leaf reaches below: rebuild that sub-block too */
+			err = a_rebuild(t, A, b, lim, key, plen, osub, ap, &nsub);
+			if (!err && osub && !nsub) {
+				memmove(sv.v + at, sv.v + at + 1, (sv.n - at - 1) * sizeof(sv.v[0]));
+				sv.n--;
+			} else if (!err && osub) {
+				sv.v[at].blk = nsub;
+			} else if (!err && nsub) {
+				err = asubv_push(&sv, pk, nsub);
+				if (!err) {
+					memmove(sv.v + at + 1, sv.v + at, (sv.n - at - 1) * sizeof(sv.v[0]));
+					sv.v[at].key = pk;
+					sv.v[at].blk = nsub;
+				}
+			}
+		}
+	}
+	if (!err) {
+		*out = ab_block(t, A, b, D, own.v, own.n, sv.v, sv.n);
+		err = b->err;
+		if (*out)
+			ap->made[ap->nmade++] = *out;
+	}
+	if (!err && old)
+		ap->old[ap->nold++] = old;
+	free(own.v);
+	free(sv.v);
+	return err;
 }
 
 static void
@@ -481,120 +831,30 @@ a_set_entry(struct accel *A, unsigned long c, uint64_t e)
 	T_STORE(A->dp[c], e);
 }
 
-/* Every leaf below n with a key in [lo, hi], in key order. */
-static int
-a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, struct avec *shrt,
-	  struct avec *lng)
+static void
+a_retire_entry(struct TRIE_PREFIX *t, struct accel *A, uint64_t e)
 {
-	tkey nlo, nhi;
-	unsigned long ilo, ihi;
-
-	if (!n)
-		return 0;
-	if (IS_LEAF(n))
-		return n->key >= lo && n->key <= hi ? a_leaf_items(TLEAF(n), table, shrt, lng) : 0;
-	nlo = n->key;
-	nhi = nlo | a_low_mask(n->pos + n->bits);
-	if (hi < nlo || lo > nhi)
-		return 0;
-	ilo = lo > nlo ? (unsigned long)((lo - nlo) >> n->pos) : 0;
-	ihi = (unsigned long)(((hi < nhi ? hi : nhi) - nlo) >> n->pos);
-	for (unsigned long i = ilo; i <= ihi; i++) {
-		int err = a_collect(T_LOAD(TNODE(n)->child[i]), lo, hi, table, shrt, lng);
-		if (err)
-			return err;
-	}
-	return 0;
+	if (e & A_BLOCK)
+		a_retire_tree(t, A, (struct ablk *)(uintptr_t)(e & ~A_BLOCK));
 }
 
-/*
- * Rebuild the aligned run of /A_DPBITS entries c0 .. c0 + cnt - 1 (cnt a
- * power of two) of A from the trie, in one walk over their key range, and
- * publish each entry with one store, retiring what it replaces. An entry
- * that cannot be built is left to the trie. Returns 0 or -ENOMEM (some
- * entries left to the trie).
- */
-static int
-a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long cnt)
+static bool
+a_failed(const struct accel *A, unsigned long c)
 {
-	unsigned lr = A_DPBITS - (unsigned)__builtin_ctzl(cnt);
-	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
-	tkey hi = lo | a_low_mask(KEYBITS - lr);
-	struct avec shrt = { 0 }, lng = { 0 };
-	struct abuild b = { 0 };
-	uint64_t small[256], *dflt = small;
-	unsigned long e = c0;
-	int err = 0;
-
-	if (cnt > 256) {
-		/* kept: rebuilding many /16s at once is rare, not one-off */
-		if (!t->adflt)
-			t->adflt = malloc(A_NDP * sizeof(uint64_t));
-		dflt = t->adflt;
-		if (!dflt)
-			err = -ENOMEM;
-	}
-
-	if (!err)
-		err = a_collect(t->root, lo, hi, A->table, &shrt, &lng);
-	if (err) {
-		for (unsigned long c = c0; c < c0 + cnt; c++) {
-			uint64_t old = A->dp[c];
-			a_set_entry(A, c, A_ASK);
-			a_retire_entry(t, A, old);
-		}
-		goto out;
-	}
-	/* routes of /lr ... /A_DPBITS inside paint over the best one outside */
-	dflt[0] = a_outer(t, A->table, lo, lr);
-	for (unsigned long c = 1; c < cnt; c++)
-		dflt[c] = dflt[0];
-	for (unsigned p = lr; p <= A_DPBITS; p++)
-		for (size_t i = 0; i < shrt.n; i++)
-			if (shrt.v[i].plen == p) {
-				unsigned long f = a_top(shrt.v[i].key) - c0, n = 1ul << (A_DPBITS - p);
-				for (unsigned long c = f; c < f + n; c++)
-					dflt[c] = shrt.v[i].val;
-			}
-	for (size_t i = 0, j; e < c0 + cnt; i = j) {
-		unsigned long c = i < lng.n ? a_top(lng.v[i].key) : c0 + cnt;
-		struct ablk *blk;
-		uint64_t old;
-
-		/* entries without longer routes: their default */
-		for (; e < c; e++) {
-			old = A->dp[e];
-			if (old == dflt[e - c0])
-				continue;
-			a_set_entry(A, e, dflt[e - c0]);
-			a_retire_entry(t, A, old);
-		}
-		if (i >= lng.n)
-			break;
-		for (j = i; j < lng.n && a_top(lng.v[j].key) == c; j++)
-			;
-		blk = ab_block(t, &b, lng.v + i, j - i, dflt[c - c0], A->heap);
-		old = A->dp[c];
-		if (blk) {
-			a_count_block(A, blk, 1);
-			a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
-		} else {
-			a_set_entry(A, c, A_ASK);
-			err = -ENOMEM;
-		}
-		a_retire_entry(t, A, old);
-		e = c + 1;
-	}
-out:
-	free(shrt.v);
-	free(lng.v);
-	free(b.node);
-	free(b.word);
-	return err;
+	return (A->fail[c / 64] >> (c % 64)) & 1;
 }
 
-/* The aligned run of /A_DPBITS entries that a change to prefixes of key
- * with suffixes up to slen may touch. */
+static void
+a_set_failed(struct accel *A, unsigned long c, bool on)
+{
+	if (on)
+		A->fail[c / 64] |= UINT64_C(1) << (c % 64);
+	else
+		A->fail[c / 64] &= ~(UINT64_C(1) << (c % 64));
+}
+
+/* The aligned run of /A_DPBITS entries c0 .. c0 + cnt - 1 (cnt a power of
+ * two) that a prefix of key with suffix slen covers (its /16 if longer). */
 static void
 a_range(tkey key, unsigned slen, unsigned long *c0, unsigned long *cnt)
 {
@@ -604,37 +864,264 @@ a_range(tkey key, unsigned slen, unsigned long *c0, unsigned long *cnt)
 	*c0 = a_top(key) & ~(*cnt - 1);
 }
 
-/* Before the trie changes or retires the leaf of key (suffixes up to
- * slen): send its /16s to the trie and retire their blocks. */
+/* The answer of each /A_DPBITS of the run c0 .. c0 + cnt - 1 from routes of
+ * /A_DPBITS or shorter (what its words of 0 mean); dflt holds cnt. */
+static int
+a_dflts(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long cnt,
+	uint64_t *dflt)
+{
+	unsigned lr = A_DPBITS - (unsigned)__builtin_ctzl(cnt);
+	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
+	tkey hi = lo | a_low_mask(KEYBITS - lr);
+	struct avec shrt = { 0 };
+	int err = a_collect(t->root, lo, hi, A->table, (int)lr - 1, A_DPBITS, KEYBITS - A_DPBITS,
+			    &shrt, NULL);
+
+	if (!err) {
+		dflt[0] = a_outer(t, A->table, lo, lr);
+		for (unsigned long c = 1; c < cnt; c++)
+			dflt[c] = dflt[0];
+		for (unsigned p = lr; p <= A_DPBITS; p++)
+			for (size_t i = 0; i < shrt.n; i++)
+				if (shrt.v[i].plen == p) {
+					unsigned long f = a_top(shrt.v[i].key) - c0,
+						      n = 1ul << (A_DPBITS - p);
+					for (unsigned long c = f; c < f + n; c++)
+						dflt[c] = shrt.v[i].val;
+				}
+	}
+	free(shrt.v);
+	return err;
+}
+
+/* Scratch for the defaults of cnt entries. */
+static uint64_t *
+a_dflt_buf(struct TRIE_PREFIX *t, unsigned long cnt, uint64_t *small)
+{
+	if (cnt <= 256)
+		return small;
+	/* kept: rebuilding many /16s at once is rare, not one-off */
+	if (!t->adflt)
+		t->adflt = malloc(A_NDP * sizeof(uint64_t));
+	return t->adflt;
+}
+
+/*
+ * Build the aligned run of /A_DPBITS entries c0 .. c0 + cnt - 1 of A from
+ * the trie afresh, in one walk over their key range, and publish each
+ * entry with one store, retiring what it replaces. An entry that cannot
+ * be built is left to the trie. Returns 0 or -ENOMEM.
+ */
+static int
+a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long cnt)
+{
+	unsigned lr = A_DPBITS - (unsigned)__builtin_ctzl(cnt);
+	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
+	tkey hi = lo | a_low_mask(KEYBITS - lr);
+	struct avec lng = { 0 };
+	struct abuild b = { .heap = A->heap };
+	uint64_t small[256], *dflt = a_dflt_buf(t, cnt, small);
+	unsigned long e = c0;
+	int err = dflt ? 0 : -ENOMEM;
+
+	if (!err)
+		err = a_dflts(t, A, c0, cnt, dflt);
+	if (!err)
+		err = a_collect(t->root, lo, hi, A->table, A_DPBITS, KEYBITS, 0, NULL, &lng);
+	if (err) {
+		for (unsigned long c = c0; c < c0 + cnt; c++) {
+			uint64_t old = A->dp[c];
+			a_set_entry(A, c, A_ASK);
+			a_set_failed(A, c, true);
+			a_retire_entry(t, A, old);
+		}
+		goto out;
+	}
+	for (size_t i = 0, j; e < c0 + cnt; i = j) {
+		unsigned long c = i < lng.n ? a_top(lng.v[i].key) : c0 + cnt;
+		struct ablk *blk;
+		uint64_t old;
+
+		/* entries without longer routes: their default */
+		for (; e < c; e++) {
+			old = A->dp[e];
+			a_set_failed(A, e, false);
+			if (old == dflt[e - c0])
+				continue;
+			a_set_entry(A, e, dflt[e - c0]);
+			a_retire_entry(t, A, old);
+		}
+		if (i >= lng.n)
+			break;
+		for (j = i; j < lng.n && a_top(lng.v[j].key) == c; j++)
+			;
+		blk = ab_tree(t, A, &b, lng.v + i, j - i, A_DPBITS);
+		old = A->dp[c];
+		if (blk) {
+			blk->dflt = dflt[c - c0];
+			a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
+			a_set_failed(A, c, false);
+		} else {
+			a_set_entry(A, c, A_ASK);
+			a_set_failed(A, c, true);
+			err = -ENOMEM;
+		}
+		a_retire_entry(t, A, old);
+		e = c + 1;
+	}
+out:
+	free(lng.v);
+	free(b.node);
+	free(b.word);
+	return err;
+}
+
+/*
+ * Before the trie changes or retires the leaf of key (its shortest prefix
+ * with suffix slen): no reader that starts from now on may find the old
+ * leaf. The /16s its short prefixes cover answer "ask the trie" for their
+ * default (a block keeps its words: they hold longer routes); its own
+ * /16's tree, if the leaf has routes in it, is taken out whole and kept
+ * for a_revalidate to reuse.
+ */
 static void
 a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
-	unsigned long c0, cnt;
+	unsigned long c0, cnt, kc = a_top(key);
 
 	if (!A)
 		return;
+	A->old_plen = a_leaf_plen(t, key);
+	A->held = 0;
 	a_range(key, slen, &c0, &cnt);
 	for (unsigned long c = c0; c < c0 + cnt; c++) {
-		uint64_t old = A->dp[c];
-		if (old == A_ASK)
-			continue;
-		a_set_entry(A, c, A_ASK);
-		a_retire_entry(t, A, old);
+		uint64_t e = A->dp[c];
+
+		if (c == kc && A->old_plen > A_DPBITS && (e & A_BLOCK)) {
+			A->held = e;
+			a_set_entry(A, c, A_ASK);
+		} else if (e & A_BLOCK) {
+			T_STORE8(((struct ablk *)(uintptr_t)(e & ~A_BLOCK))->dflt, A_ASK);
+		} else if (e != A_ASK) {
+			a_set_entry(A, c, A_ASK);
+		}
 	}
 }
 
-/* After the change: rebuild that range from the trie. */
+/* After a failure: the /16 is left to the trie until a bulk load. */
+static void
+a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, struct ablk *old)
+{
+	uint64_t e = A->dp[c];
+
+	a_set_entry(A, c, A_ASK);
+	a_set_failed(A, c, true);
+	if (old)
+		a_retire_tree(t, A, old);
+	else
+		a_retire_entry(t, A, e);
+}
+
+/*
+ * The changed key's /16: rebuild the blocks on key's path that the leaf
+ * reaches (its longest prefix before or after the change is plen), reuse
+ * the rest, publish with one store, retire what was replaced.
+ */
+static void
+a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key, int plen,
+	     uint64_t held, uint64_t df)
+{
+	uint64_t e = held ? held : A->dp[c];
+	struct ablk *old = (e & A_BLOCK) ? (struct ablk *)(uintptr_t)(e & ~A_BLOCK) : NULL, *blk;
+	struct abuild b = { 0 };
+	struct apath ap;
+	int err;
+
+	if (!held && e == A_ASK && a_failed(A, c)) {
+		a_build_range(t, A, c, 1);
+		return;
+	}
+	if (plen <= A_DPBITS) {
+		/* no route of the leaf in the blocks: their default only */
+		if (old) {
+			if (T_LOAD8(old->dflt) != df)
+				T_STORE8(old->dflt, df);
+		} else if (e != df) {
+			a_set_entry(A, c, df);
+		}
+		return;
+	}
+	ap.nmade = ap.nold = 0;
+	err = a_rebuild(t, A, &b, A_DPBITS, key, plen, old, &ap, &blk);
+	free(b.node);
+	free(b.word);
+	if (err) {
+		/* unpublished blocks hold reused sub-blocks: free them alone */
+		for (unsigned i = 0; i < ap.nmade; i++) {
+			a_count_block(A, ap.made[i], -1);
+			pool_free(t->ctx->pool, ap.made[i], ablk_size(ap.made[i]->nn, ap.made[i]->nl));
+		}
+		a_fail_entry(t, A, c, old);
+		return;
+	}
+	if (blk) {
+		blk->dflt = df;
+		a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
+	} else {
+		a_set_entry(A, c, df);
+	}
+	for (unsigned i = 0; i < ap.nold; i++) {
+		a_count_block(A, ap.old[i], -1);
+		reclaim_retire(t->ctx->rc, ap.old[i], ablk_size(ap.old[i]->nn, ap.old[i]->nl));
+	}
+}
+
+/* After the change: the defaults of the /16s the leaf's short prefixes
+ * cover, and the tree of its own /16. */
 static void
 a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
-	unsigned long c0, cnt;
+	unsigned long c0, cnt, kc = a_top(key);
+	uint64_t small[256], *dflt, held;
+	int plen, nplen;
 
 	if (!A)
 		return;
+	held = A->held;
+	plen = A->old_plen;
+	A->held = 0;
+	A->old_plen = -1;
+	nplen = a_leaf_plen(t, key);
+	if (nplen > plen)
+		plen = nplen;
 	a_range(key, slen, &c0, &cnt);
-	a_build_range(t, A, c0, cnt);
+	dflt = a_dflt_buf(t, cnt, small);
+	if (!dflt || a_dflts(t, A, c0, cnt, dflt)) {
+		for (unsigned long c = c0; c < c0 + cnt; c++)
+			if (!(c == kc && held) && !(A->dp[c] == A_ASK && a_failed(A, c)))
+				a_fail_entry(t, A, c, NULL);
+		if (held) {
+			a_set_failed(A, kc, true);
+			a_retire_tree(t, A, (struct ablk *)(uintptr_t)(held & ~A_BLOCK));
+		}
+		return;
+	}
+	for (unsigned long c = c0; c < c0 + cnt; c++) {
+		uint64_t e = A->dp[c], df = dflt[c - c0];
+
+		if (c == kc)
+			continue;
+		if (e & A_BLOCK) {
+			struct ablk *blk = (struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+			if (T_LOAD8(blk->dflt) != df)
+				T_STORE8(blk->dflt, df);
+		} else if (!(e == A_ASK && a_failed(A, c)) && e != df) {
+			a_set_entry(A, c, df);
+		}
+	}
+	a_update_top(t, A, kc, key, plen, held, dflt[kc - c0]);
 }
 
 /* Free a table that was never published (pool memory only: the checking
@@ -643,10 +1130,8 @@ static void
 a_free_now(struct TRIE_PREFIX *t, struct accel *A)
 {
 	for (unsigned long c = 0; c < A_NDP; c++)
-		if (A->dp[c] & A_BLOCK) {
-			struct ablk *blk = (struct ablk *)(uintptr_t)(A->dp[c] & ~A_BLOCK);
-			pool_free(t->ctx->pool, blk, ablk_size(blk->nn, blk->nl));
-		}
+		if (A->dp[c] & A_BLOCK)
+			a_free_tree(t, A, (struct ablk *)(uintptr_t)(A->dp[c] & ~A_BLOCK));
 	pool_free(t->ctx->pool, A->dp, A_NDP * sizeof(uint64_t));
 	pool_free(t->ctx->pool, A, sizeof(*A));
 }
@@ -677,6 +1162,7 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	memset(dp, 0, A_NDP * sizeof(uint64_t));
 	A->table = table;
 	A->dp = dp;
+	A->old_plen = -1;
 	if (a_build_range(t, A, 0, A_NDP)) {
 		a_free_now(t, A);
 		return NULL;
@@ -764,21 +1250,42 @@ a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv
 
 /* Empty a checking copy for the next check (its dp stays allocated). */
 static void
-a_clear_heap(struct accel *F)
+a_clear_heap(struct TRIE_PREFIX *t, struct accel *F)
 {
 	for (unsigned long c = 0; c < A_NDP; c++) {
 		if (F->dp[c] & A_BLOCK)
-			free((void *)(uintptr_t)(F->dp[c] & ~A_BLOCK));
+			a_free_tree(t, F, (struct ablk *)(uintptr_t)(F->dp[c] & ~A_BLOCK));
 		F->dp[c] = 0;
 	}
+	memset(F->fail, 0, sizeof(F->fail));
 	F->asks = F->blocks = F->block_bytes = F->nodes = F->answers = 0;
+}
+
+/* Two trees hold the same: nodes, words and defaults, sub-blocks alike. */
+static bool
+a_same_tree(const struct ablk *x, const struct ablk *y)
+{
+	const uint64_t *wx = a_words(x), *wy = a_words(y);
+
+	if (x->nn != y->nn || x->nl != y->nl || T_LOAD8(x->dflt) != y->dflt ||
+	    memcmp(x->node, y->node, x->nn * sizeof(x->node[0])))
+		return false;
+	for (uint32_t i = 0; i < x->nl; i++) {
+		if (wx[i] & wy[i] & A_BLOCK) {
+			if (!a_same_tree(a_blk(wx[i]), a_blk(wy[i])))
+				return false;
+		} else if (wx[i] != wy[i]) {
+			return false;
+		}
+	}
+	return true;
 }
 
 static void
 a_scratch_free(struct TRIE_PREFIX *t)
 {
 	if (t->acheck) {
-		a_clear_heap(t->acheck);
+		a_clear_heap(t, t->acheck);
 		free(t->acheck->dp);
 		free(t->acheck);
 	}
@@ -816,7 +1323,7 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 		F->table = A->table;
 		F->heap = 1;
 		if (a_build_range(t, F, 0, A_NDP)) {
-			a_clear_heap(F);
+			a_clear_heap(t, F);
 			F = NULL;
 		}
 	}
@@ -828,14 +1335,10 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 		asks += e == A_ASK;
 		if (!F)
 			continue; /* no memory for the copy: the probes only */
-		if (e & f & A_BLOCK) {
-			const struct ablk *x = (const void *)(uintptr_t)(e & ~A_BLOCK);
-			const struct ablk *y = (const void *)(uintptr_t)(f & ~A_BLOCK);
-			same = x->nn == y->nn && x->nl == y->nl &&
-			       !memcmp(x, y, ablk_size(x->nn, x->nl));
-		}
+		if (e & f & A_BLOCK)
+			same = a_same_tree(a_blk(e), a_blk(f));
 		if (f & A_BLOCK)
-			free((void *)(uintptr_t)(f & ~A_BLOCK));
+			a_free_tree(t, F, (struct ablk *)(uintptr_t)(f & ~A_BLOCK));
 		F->dp[c] = 0;
 		if (!same && e != A_ASK && !err) {
 			snprintf(buf, len, "compiled table entry %lu is %#llx, a fresh build has %#llx",
@@ -843,8 +1346,10 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 			err = -EUCLEAN;
 		}
 	}
-	if (F)
+	if (F) {
+		memset(F->fail, 0, sizeof(F->fail));
 		F->asks = F->blocks = F->block_bytes = F->nodes = F->answers = 0;
+	}
 	if (err)
 		return err;
 	if (asks != A->asks) {

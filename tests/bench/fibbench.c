@@ -6,6 +6,8 @@
  *            [--lookups N] [--cache] [--all-miss]
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
  *            [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]
+ *            [--accel TABLE]   (the compiled table: its table, 0 off;
+ *                               default: fib_params_default)
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
  *   fibbench [--gen6] ...             (../shared/data tier-1 table, or a
  *                                      generated full table without it)
@@ -90,6 +92,7 @@ struct bench_opts {
 	uint64_t seed;
 	size_t batch;
 	int threads, runs, json, both, dpdk, verify, cache, all_miss;
+	long long accel; /* --accel: the compiled table's table, -1 the default */
 };
 
 /* Flow sources, parallel to the trace (the cache's flows are dst, src). */
@@ -165,6 +168,7 @@ bench_usage(void)
 	fprintf(stderr,
 		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N |\n"
 		"                --zipf FLOWS] [--lookups N] [--cache] [--all-miss]\n"
+		"                [--accel TABLE]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
 		"                [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]\n"
 		"       fibbench --gen N [--gen6] ...\n"
@@ -538,7 +542,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_ROUTES = 256, O_TRACE, O_UNIFORM, O_ROUTED, O_SEED, O_BATCH, O_THREADS, O_RUNS,
 	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY,
-	       O_SAVE, O_LOOKUPS };
+	       O_SAVE, O_LOOKUPS, O_ACCEL };
 	static const struct option lo[] = {
 		{ "routes", required_argument, NULL, O_ROUTES },
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -557,6 +561,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "zipf", required_argument, NULL, O_ZIPF },
 		{ "all-miss", no_argument, NULL, O_ALLMISS },
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
+		{ "accel", required_argument, NULL, O_ACCEL },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "save-trace", required_argument, NULL, O_SAVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -569,6 +574,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 	o->batch = 1;
 	o->threads = 1;
 	o->runs = 3;
+	o->accel = -1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		char *end = NULL;
 		unsigned long long v = 0;
@@ -649,6 +655,11 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case O_ALLMISS:
 			o->all_miss = 1;
+			break;
+		case O_ACCEL:
+			if (v > UINT32_MAX)
+				bench_usage();
+			o->accel = (long long)v;
 			break;
 		case O_LOOKUPS:
 			if (v < 1)
@@ -823,7 +834,16 @@ main(int argc, char **argv)
 	fib_thread_online();
 	rss0 = bench_rss();
 	t0 = bench_now();
-	fib = fib_new(NULL);
+	{
+		struct fib_params fp;
+
+		fib_params_default(&fp);
+		if (o.accel >= 0) {
+			fp.accel_table = (uint32_t)o.accel;
+			fp.accel_table6 = (uint32_t)o.accel;
+		}
+		fib = fib_new(&fp);
+	}
 	if (!fib) {
 		fprintf(stderr, "fibbench: fib_new: %s\n", strerror(errno));
 		return 1;

@@ -10,6 +10,14 @@
  * publish) with one insert at a time, and times fib_free of a full FIB.
  *
  *   reclaimbench [--routes FILE | --gen N] [--readers T] [--sync-pages P]
+ *   reclaimbench --churn N [--routes FILE | --gen N] [--readers T]
+ *
+ * --churn N loads the table with fib_load, then deletes and re-adds N
+ * routes drawn at random, with the compiled table off and then on (for
+ * the table's family), and prints the percentiles of one operation's
+ * time: what an update from BIRD or FRR costs the event loop on a full
+ * table. CHURN_SLOW=SECONDS in the environment prints each del + add
+ * slower than that, with its prefix length.
  */
 #include "config.h"
 
@@ -122,6 +130,87 @@ run_mode(const struct routes *rt, unsigned mode, unsigned sync_pages, int nreade
 	       t_free * 1e3);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+run_churn(const struct routes *rt, size_t n, int nreaders)
+{
+	double *op = malloc(2 * n * sizeof(*op));
+
+	if (!op || !rt->n) {
+		fprintf(stderr, "reclaimbench: out of memory or no routes\n");
+		free(op);
+		return;
+	}
+	for (int on = 0; on < 2; on++) {
+		struct fib_params p;
+		struct fib *fib;
+		struct reader rd[8];
+		int stop = 0;
+		uint64_t x = 88172645463325252ull;
+		double t0 = now(), tot;
+
+		fib_params_default(&p);
+		p.accel_table = on ? 254 : 0;
+		p.accel_table6 = on ? 254 : 0;
+		fib = fib_new(&p);
+		if (!fib || fib_load(fib, rt->r, rt->n)) {
+			fprintf(stderr, "reclaimbench: fib_load failed\n");
+			break;
+		}
+		for (int i = 0; i < nreaders; i++) {
+			rd[i] = (struct reader){ .fib = fib, .rt = rt, .stop = &stop };
+			pthread_create(&rd[i].th, NULL, reader_main, &rd[i]);
+		}
+		t0 = now();
+		for (size_t i = 0; i < n; i++) {
+			const struct fib_route *r;
+			double a;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			r = &rt->r[x % rt->n];
+			a = now();
+			fib_del(fib, r);
+			op[2 * i] = now() - a;
+			a = now();
+			fib_add(fib, r, 0);
+			op[2 * i + 1] = now() - a;
+			if (getenv("CHURN_SLOW") && op[2 * i] + op[2 * i + 1] > atof(getenv("CHURN_SLOW")))
+				fprintf(stderr, "slow: /%u del %.3f ms add %.3f ms\n", r->plen,
+					op[2 * i] * 1e3, op[2 * i + 1] * 1e3);
+		}
+		tot = now() - t0;
+		{
+			struct fib_stats st;
+			fib_stats(fib, &st);
+			printf("  retired %lu MB in %lu batches, %lu grace periods waited (max %.3f ms), "
+			       "compiled table %.1f MB\n",
+			       (unsigned long)(st.reclaim.bytes_retired >> 20),
+			       (unsigned long)st.reclaim.batches, (unsigned long)st.reclaim.grace_periods,
+			       st.reclaim.gp_ns_max / 1e6,
+			       (double)(st.v4.accel_bytes + st.v6.accel_bytes) / 1e6);
+		}
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		for (int i = 0; i < nreaders; i++)
+			pthread_join(rd[i].th, NULL);
+		qsort(op, 2 * n, sizeof(*op), cmp_double);
+		printf("churn, compiled table %-3s %zu del+add in %.3f s: one op p50 %.1f us, p99 %.1f us, "
+		       "p99.9 %.1f us, max %.3f ms\n",
+		       on ? "on" : "off", n, tot, op[n] * 1e6, op[(size_t)(2 * n * 0.99)] * 1e6,
+		       op[(size_t)(2 * n * 0.999)] * 1e6, op[2 * n - 1] * 1e3);
+		fib_free(fib);
+	}
+	free(op);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -130,10 +219,11 @@ main(int argc, char **argv)
 		{ "gen", required_argument, NULL, 'g' },
 		{ "readers", required_argument, NULL, 't' },
 		{ "sync-pages", required_argument, NULL, 's' },
+		{ "churn", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL;
-	size_t gen = 0;
+	size_t gen = 0, churn = 0;
 	int nreaders = 1, c;
 	unsigned sp = 0;
 	struct routes rt;
@@ -155,9 +245,12 @@ main(int argc, char **argv)
 		case 's':
 			sp = (unsigned)atoi(optarg);
 			break;
+		case 'c':
+			churn = strtoul(optarg, NULL, 10);
+			break;
 		default:
 			fprintf(stderr, "usage: reclaimbench [--routes FILE | --gen N] [--readers T] "
-					"[--sync-pages P]\n");
+					"[--sync-pages P] [--churn N]\n");
 			return 2;
 		}
 	}
@@ -180,6 +273,12 @@ main(int argc, char **argv)
 	}
 	printf("routes %zu, %d reader thread(s)\n", rt.n, nreaders);
 	fib_thread_online();
+	if (churn) {
+		run_churn(&rt, churn, nreaders);
+		routes_free(&rt);
+		fib_thread_offline();
+		return 0;
+	}
 	/* one insert at a time against the off-line build */
 	fib = fib_new(NULL);
 	t0 = now();
