@@ -79,8 +79,9 @@ struct accel {
 	uint64_t blocks, block_bytes, nodes, answers; /* writer only */
 	uint64_t asks; /* /16s left to the trie */
 	/* writer only: between a_invalidate and a_revalidate */
-	uint64_t held;   /* the tree of the changed key's /16, sent to the trie */
-	int old_plen;    /* the longest prefix of the changed leaf before it */
+	uint64_t held;     /* a subtree on the changed key's path, sent to the trie */
+	uint64_t *held_w;  /* where it was: a dp entry or a block's word, now 1 */
+	uint64_t lens[3];  /* prefix lengths of the changed leaf before the change */
 	uint64_t fail[A_NDP / 64]; /* /16s left to the trie for want of memory */
 };
 
@@ -152,7 +153,9 @@ a_lookup(const struct accel *A, tkey key)
 
 			d += 6;
 			if (!((nd->vec >> v) & 1)) {
-				e = ((const uint64_t *)b)[nd->base0 + __builtin_popcountll(nd->leafvec & m) - 1];
+				/* a word may be patched in place: one atomic load */
+				e = T_LOAD(((const uint64_t *)b)[nd->base0 +
+								 __builtin_popcountll(nd->leafvec & m) - 1]);
 				break;
 			}
 			nd = &b->node[nd->base1 + __builtin_popcountll(nd->vec & m) - 1];
@@ -237,7 +240,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			/* the words found last round: a result or a sub-block */
 			for (unsigned j = 0; j < nwd; j++) {
 				unsigned i = wl[j];
-				uint64_t v = *wp[i];
+				uint64_t v = T_LOAD(*wp[i]);
 
 				if (v & A_BLOCK) {
 					uint64_t df = T_LOAD8(bk[i]->dflt);
@@ -357,15 +360,38 @@ a_leaf_items(const struct tleaf *l, uint32_t table, int plo, unsigned phi, struc
 	return 0;
 }
 
-/* The longest prefix of the leaf of key (any table), -1 without a leaf. */
-static int
-a_leaf_plen(const struct TRIE_PREFIX *t, tkey key)
+/* Add the prefix lengths of the leaf of key (any table) to lens. */
+static void
+a_leaf_lens(const struct TRIE_PREFIX *t, tkey key, uint64_t lens[3])
 {
 	struct tnode *path[KEYBITS + 2];
 	int depth;
 	const struct tleaf *l = find_leaf(t, key, path, &depth);
 
-	return l && l->kv.n ? (int)(KEYBITS - l->fa[0].slen) : -1;
+	for (unsigned a = 0; l && a < l->kv.n; a++) {
+		unsigned p = KEYBITS - l->fa[a].slen;
+		lens[p / 64] |= UINT64_C(1) << (p % 64);
+	}
+}
+
+/* Does lens hold a length in (lo, hi]? */
+static bool
+a_lens_in(const uint64_t lens[3], unsigned lo, unsigned hi)
+{
+	for (unsigned p = lo + 1; p <= hi && p <= KEYBITS; p++)
+		if ((lens[p / 64] >> (p % 64)) & 1)
+			return true;
+	return false;
+}
+
+/* The longest length in lens, -1 for none. */
+static int
+a_lens_max(const uint64_t lens[3])
+{
+	for (int w = 2; w >= 0; w--)
+		if (lens[w])
+			return w * 64 + 63 - __builtin_clzll(lens[w]);
+	return -1;
 }
 
 /*
@@ -579,7 +605,9 @@ ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, const str
 			si++;
 		for (sj = si; sj < ns && a_idx(sb[sj].key, d) == s; sj++)
 			;
-		ab_node(b, base1 + k, it + i, j - i, sb + si, sj - si, d + 6, D, slot[s]);
+		/* (no arithmetic on an empty list's NULL) */
+		ab_node(b, base1 + k, j > i ? it + i : NULL, j - i, sj > si ? sb + si : NULL, sj - si,
+			d + 6, D, slot[s]);
 		k++;
 		i = j;
 		si = sj;
@@ -718,9 +746,10 @@ out:
 	return blk;
 }
 
-/* The sub-blocks of blk (a block of the /D at lo), in key order. */
+/* The sub-blocks of blk (a block of the /D at lo), in key order; a word
+ * sent to the trie by a_invalidate counts as the subtree it held. */
 static int
-a_subs(const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
+a_subs(const struct accel *A, const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
 {
 	const struct anode *r = blk->node;
 	const uint64_t *w = (const uint64_t *)blk, *aw = a_words(blk);
@@ -729,7 +758,7 @@ a_subs(const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
 	if (D + A_SPAN >= KEYBITS)
 		return 0;
 	for (uint32_t i = 0; i < blk->nl && !any; i++)
-		any = aw[i] & A_BLOCK;
+		any = (aw[i] & A_BLOCK) || &aw[i] == A->held_w;
 	if (!any)
 		return 0;
 	for (unsigned s1 = 0; s1 < 64; s1++) {
@@ -741,7 +770,8 @@ a_subs(const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
 			uint64_t v;
 			if (!((c->leafvec >> s2) & 1))
 				continue;
-			v = w[c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1];
+			size_t wi = c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1;
+			v = &w[wi] == A->held_w ? A->held : w[wi];
 			if ((v & A_BLOCK) &&
 			    asubv_push(out,
 				       lo | (tkey)s1 << (KEYBITS - D - 6) | (tkey)s2 << (KEYBITS - D - 12),
@@ -780,7 +810,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 	*out = NULL;
 	err = a_collect(t->root, lo, hi, A->table, (int)D, lim, align, &own, &own);
 	if (!err && old)
-		err = a_subs(old, D, lo, &sv);
+		err = a_subs(A, old, D, lo, &sv);
 	if (!err && lim < KEYBITS) {
 		tkey pk = key & ~a_low_mask(KEYBITS - lim);
 		struct ablk *osub = NULL, *nsub = NULL;
@@ -976,101 +1006,180 @@ out:
 	return err;
 }
 
+/* The word of key's slot at the second level of blk (a block of the /D
+ * on key's path), or NULL if that slot has no node: a sub-block's word. */
+static uint64_t *
+a_slot_word(struct ablk *blk, unsigned D, tkey key)
+{
+	const struct anode *r = blk->node, *c;
+	unsigned s1 = a_idx(key, D), s2 = a_idx(key, D + 6);
+
+	if (D + A_SPAN >= KEYBITS || !((r->vec >> s1) & 1))
+		return NULL;
+	c = &blk->node[r->base1 + __builtin_popcountll(r->vec & ((UINT64_C(2) << s1) - 1)) - 1];
+	return (uint64_t *)blk + c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1;
+}
+
 /*
  * Before the trie changes or retires the leaf of key (its shortest prefix
  * with suffix slen): no reader that starts from now on may find the old
  * leaf. The /16s its short prefixes cover answer "ask the trie" for their
- * default (a block keeps its words: they hold longer routes); its own
- * /16's tree, if the leaf has routes in it, is taken out whole and kept
- * for a_revalidate to reuse.
+ * default (a block keeps its words: they hold longer routes); the
+ * topmost block on key's path that holds a longer prefix of the leaf is
+ * sent to the trie with its subtree (one store in its parent's word, or
+ * the dp entry) and kept for a_revalidate to reuse.
  */
 static void
 a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
+	uint64_t e;
 
 	if (!A)
 		return;
-	A->old_plen = a_leaf_plen(t, key);
+	memset(A->lens, 0, sizeof(A->lens));
+	a_leaf_lens(t, key, A->lens);
 	A->held = 0;
+	A->held_w = NULL;
 	a_range(key, slen, &c0, &cnt);
 	for (unsigned long c = c0; c < c0 + cnt; c++) {
-		uint64_t e = A->dp[c];
-
-		if (c == kc && A->old_plen > A_DPBITS && (e & A_BLOCK)) {
-			A->held = e;
-			a_set_entry(A, c, A_ASK);
-		} else if (e & A_BLOCK) {
+		e = A->dp[c];
+		if (e & A_BLOCK)
 			T_STORE8(((struct ablk *)(uintptr_t)(e & ~A_BLOCK))->dflt, A_ASK);
-		} else if (e != A_ASK) {
+		else if (e != A_ASK)
 			a_set_entry(A, c, A_ASK);
+	}
+	e = A->dp[kc];
+	if (!(e & A_BLOCK))
+		return;
+	if (a_lens_in(A->lens, A_DPBITS, A_DPBITS + A_SPAN)) {
+		A->held = e;
+		A->held_w = &A->dp[kc];
+		a_set_entry(A, kc, A_ASK);
+		return;
+	}
+	for (unsigned D = A_DPBITS; D + A_SPAN < KEYBITS; D += A_SPAN) {
+		struct ablk *blk = (struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+		uint64_t *w = a_slot_word(blk, D, key);
+
+		if (!w || !(*w & A_BLOCK))
+			return; /* no block below holds the leaf's routes */
+		e = *w;
+		if (a_lens_in(A->lens, D + A_SPAN, D + 2 * A_SPAN)) {
+			A->held = e;
+			A->held_w = w;
+			T_STORE(*w, A_ASK);
+			return;
 		}
 	}
 }
 
-/* After a failure: the /16 is left to the trie until a bulk load. */
+/* Free blocks built for a tree that is not published (they may hold
+ * reused sub-blocks: each alone). */
 static void
-a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, struct ablk *old)
+a_free_made(struct TRIE_PREFIX *t, struct accel *A, struct apath *ap)
 {
-	uint64_t e = A->dp[c];
+	for (unsigned i = 0; i < ap->nmade; i++) {
+		a_count_block(A, ap->made[i], -1);
+		pool_free(t->ctx->pool, ap->made[i], ablk_size(ap->made[i]->nn, ap->made[i]->nl));
+	}
+	ap->nmade = 0;
+}
+
+/* After a failure: the /16 is left to the trie until a bulk load; its
+ * tree, and the subtree a_invalidate held, are retired. */
+static void
+a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, bool path)
+{
+	uint64_t e = path && A->held_w == &A->dp[c] ? A->held : A->dp[c];
 
 	a_set_entry(A, c, A_ASK);
 	a_set_failed(A, c, true);
-	if (old)
-		a_retire_tree(t, A, old);
-	else
-		a_retire_entry(t, A, e);
+	a_retire_entry(t, A, e);
+	if (!path)
+		return;
+	if (A->held && A->held_w != &A->dp[c])
+		a_retire_entry(t, A, A->held);
+	A->held = 0;
+	A->held_w = NULL;
 }
 
 /*
- * The changed key's /16: rebuild the blocks on key's path that the leaf
- * reaches (its longest prefix before or after the change is plen), reuse
- * the rest, publish with one store, retire what was replaced.
+ * The changed key's /16 (default df): find the topmost block on key's
+ * path that holds a prefix of the leaf (before or after the change: lens)
+ * or whose sub-block on the path appears; rebuild it and the blocks below
+ * it on the path, reusing every other sub-block; publish with one store
+ * in its parent's word (the blocks above are unchanged) or the dp entry;
+ * retire what was replaced.
  */
 static void
-a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key, int plen,
-	     uint64_t held, uint64_t df)
+a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
+	     const uint64_t lens[3], uint64_t df)
 {
-	uint64_t e = held ? held : A->dp[c];
-	struct ablk *old = (e & A_BLOCK) ? (struct ablk *)(uintptr_t)(e & ~A_BLOCK) : NULL, *blk;
+	uint64_t e = A->held_w == &A->dp[c] ? A->held : A->dp[c];
+	struct ablk *top = (e & A_BLOCK) ? (struct ablk *)(uintptr_t)(e & ~A_BLOCK) : NULL, *old, *blk;
 	struct abuild b = { 0 };
 	struct apath ap;
-	int err;
+	uint64_t *pw = NULL;
+	unsigned D = A_DPBITS;
+	int err, plen = a_lens_max(lens);
 
-	if (!held && e == A_ASK && a_failed(A, c)) {
+	if (!A->held && e == A_ASK && a_failed(A, c)) {
 		a_build_range(t, A, c, 1);
 		return;
 	}
+	if (top && T_LOAD8(top->dflt) != df)
+		T_STORE8(top->dflt, df);
 	if (plen <= A_DPBITS) {
-		/* no route of the leaf in the blocks: their default only */
-		if (old) {
-			if (T_LOAD8(old->dflt) != df)
-				T_STORE8(old->dflt, df);
-		} else if (e != df) {
+		/* no route of the leaf in the blocks: the default only */
+		if (!top && e != df)
 			a_set_entry(A, c, df);
-		}
 		return;
 	}
+	/* down the path while a block neither holds the leaf's routes nor
+	 * gains a sub-block on the path */
+	old = top;
+	while (old && !a_lens_in(lens, D, D + A_SPAN)) {
+		uint64_t *w = a_slot_word(old, D, key);
+		uint64_t v = !w ? 0 : w == A->held_w ? A->held : *w;
+
+		if (!(v & A_BLOCK))
+			break;
+		pw = w;
+		old = (struct ablk *)(uintptr_t)(v & ~A_BLOCK);
+		D += A_SPAN;
+	}
 	ap.nmade = ap.nold = 0;
-	err = a_rebuild(t, A, &b, A_DPBITS, key, plen, old, &ap, &blk);
+	err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
+	if (!err && pw && !blk) {
+		/* the sub-block goes: its parent changes shape, from the top */
+		a_free_made(t, A, &ap);
+		ap.nold = 0;
+		D = A_DPBITS;
+		pw = NULL;
+		old = top;
+		err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
+	}
 	free(b.node);
 	free(b.word);
 	if (err) {
-		/* unpublished blocks hold reused sub-blocks: free them alone */
-		for (unsigned i = 0; i < ap.nmade; i++) {
-			a_count_block(A, ap.made[i], -1);
-			pool_free(t->ctx->pool, ap.made[i], ablk_size(ap.made[i]->nn, ap.made[i]->nl));
-		}
-		a_fail_entry(t, A, c, old);
+		a_free_made(t, A, &ap);
+		a_fail_entry(t, A, c, true);
 		return;
 	}
-	if (blk) {
+	if (pw) {
+		/* the parent is unchanged: so is the default it gives */
+		blk->dflt = T_LOAD8(old->dflt);
+		T_STORE(*pw, (uint64_t)(uintptr_t)blk | A_BLOCK);
+	} else if (blk) {
 		blk->dflt = df;
 		a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
 	} else {
 		a_set_entry(A, c, df);
 	}
+	A->held = 0;
+	A->held_w = NULL;
 	for (unsigned i = 0; i < ap.nold; i++) {
 		a_count_block(A, ap.old[i], -1);
 		reclaim_retire(t->ctx->rc, ap.old[i], ablk_size(ap.old[i]->nn, ap.old[i]->nl));
@@ -1084,28 +1193,20 @@ a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
-	uint64_t small[256], *dflt, held;
-	int plen, nplen;
+	uint64_t small[256], *dflt, lens[3];
 
 	if (!A)
 		return;
-	held = A->held;
-	plen = A->old_plen;
-	A->held = 0;
-	A->old_plen = -1;
-	nplen = a_leaf_plen(t, key);
-	if (nplen > plen)
-		plen = nplen;
+	memcpy(lens, A->lens, sizeof(lens));
+	memset(A->lens, 0, sizeof(A->lens));
+	a_leaf_lens(t, key, lens);
 	a_range(key, slen, &c0, &cnt);
 	dflt = a_dflt_buf(t, cnt, small);
 	if (!dflt || a_dflts(t, A, c0, cnt, dflt)) {
 		for (unsigned long c = c0; c < c0 + cnt; c++)
-			if (!(c == kc && held) && !(A->dp[c] == A_ASK && a_failed(A, c)))
-				a_fail_entry(t, A, c, NULL);
-		if (held) {
-			a_set_failed(A, kc, true);
-			a_retire_tree(t, A, (struct ablk *)(uintptr_t)(held & ~A_BLOCK));
-		}
+			if (c != kc && !(A->dp[c] == A_ASK && a_failed(A, c)))
+				a_fail_entry(t, A, c, false);
+		a_fail_entry(t, A, kc, true);
 		return;
 	}
 	for (unsigned long c = c0; c < c0 + cnt; c++) {
@@ -1121,7 +1222,7 @@ a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 			a_set_entry(A, c, df);
 		}
 	}
-	a_update_top(t, A, kc, key, plen, held, dflt[kc - c0]);
+	a_update_top(t, A, kc, key, lens, dflt[kc - c0]);
 }
 
 /* Free a table that was never published (pool memory only: the checking
@@ -1162,7 +1263,6 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	memset(dp, 0, A_NDP * sizeof(uint64_t));
 	A->table = table;
 	A->dp = dp;
-	A->old_plen = -1;
 	if (a_build_range(t, A, 0, A_NDP)) {
 		a_free_now(t, A);
 		return NULL;

@@ -46,7 +46,7 @@ fib_params_default(struct fib_params *p)
 	p->sync_pages = 128;
 	p->reclaim_mode = FIB_RECLAIM_CALL_RCU;
 	p->accel_table = 254; /* RT_TABLE_MAIN */
-	p->accel_table6 = 0;
+	p->accel_table6 = 254;
 }
 
 static int

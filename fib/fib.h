@@ -143,9 +143,9 @@ struct fib_params {
 	unsigned reclaim_mode;           /* enum fib_reclaim_mode */
 	/* The table compiled for fast tos-0 lookups of that table (the full
 	 * BGP table), per family; 0: none, the trie answers everything.
-	 * Defaults: 254 (main) for IPv4; 0 for IPv6, whose routes crowd into
-	 * a few /16s and so into a few large blocks that every update would
-	 * rebuild. */
+	 * Defaults: 254 (main) for both. It costs memory (about 18 bytes per
+	 * IPv4 route, 37 per IPv6 route) and writer time (a change rebuilds
+	 * the blocks on its path: about 10 us at the median). */
 	uint32_t accel_table;
 	uint32_t accel_table6;
 };
