@@ -90,11 +90,14 @@
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
 #define POOL_NSMALL (POOL_SMALL_MAX / 8)
 /* then 2^k + 32 bytes, which fits a node of 2^(k-3) children and its
- * header in either key width with at most 16 bytes to spare: 544 .. 16K+32 */
+ * header in either key width with at most 16 bytes to spare: 544 .. 16K+32,
+ * and three steps between each two (2^k x 5/4, 3/2, 7/4, + 32) for the
+ * compiled table's blocks, whose sizes are anything: they waste a fifth at
+ * most instead of half */
 #define POOL_LARGE_MIN_SHIFT 9
 #define POOL_LARGE_MAX_SHIFT 14
 #define POOL_LARGE_EXTRA 32u
-#define POOL_NLARGE (POOL_LARGE_MAX_SHIFT - POOL_LARGE_MIN_SHIFT + 1)
+#define POOL_NLARGE (4 * (POOL_LARGE_MAX_SHIFT - POOL_LARGE_MIN_SHIFT) + 1)
 #define POOL_NCLASS (POOL_NSMALL + POOL_NLARGE)
 
 enum { POOL_SPARSE, POOL_DENSE };
@@ -159,6 +162,15 @@ struct pool {
 
 static void pool_big_unmap(struct pool_big *b);
 
+/* The size of large class j. */
+static size_t
+pool_large_size(int j)
+{
+	size_t k = 1ul << (POOL_LARGE_MIN_SHIFT + j / 4);
+
+	return k + (size_t)(j % 4) * (k / 4) + POOL_LARGE_EXTRA;
+}
+
 static int
 pool_class_of(size_t size, size_t *csize)
 {
@@ -169,10 +181,10 @@ pool_class_of(size_t size, size_t *csize)
 		*csize = c * 8;
 		return (int)c - 1;
 	}
-	for (int s = POOL_LARGE_MIN_SHIFT; s <= POOL_LARGE_MAX_SHIFT; s++)
-		if (size <= (1ul << s) + POOL_LARGE_EXTRA) {
-			*csize = (1ul << s) + POOL_LARGE_EXTRA;
-			return POOL_NSMALL + s - POOL_LARGE_MIN_SHIFT;
+	for (int j = 0; j < (int)POOL_NLARGE; j++)
+		if (size <= pool_large_size(j)) {
+			*csize = pool_large_size(j);
+			return (int)POOL_NSMALL + j;
 		}
 	*csize = size;
 	return -1;
@@ -191,9 +203,7 @@ pool_new(void)
 	for (unsigned i = 0; i < POOL_NCLASS; i++) {
 		size_t csize;
 
-		pool_class_of(i < POOL_NSMALL ? (size_t)(i + 1) * 8
-					      : (1ul << (i - POOL_NSMALL + POOL_LARGE_MIN_SHIFT)) +
-						POOL_LARGE_EXTRA,
+		pool_class_of(i < POOL_NSMALL ? (size_t)(i + 1) * 8 : pool_large_size((int)(i - POOL_NSMALL)),
 			      &csize);
 		p->cls[i].csize = (uint32_t)csize;
 	}
