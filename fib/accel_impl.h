@@ -9,17 +9,18 @@
  * this compiled copy answers in a few cache-resident steps, after
  * poptrie (Asai and Ohara, SIGCOMM 2015):
  *
- *   dp[top 16 bits]  one 8-byte entry per /16:
+ *   dp[top A_DPBITS bits]  one 8-byte entry per /18 (IPv4: 2 MiB, so an
+ *                          IPv4 /24 is one node below it) or /16 (IPv6):
  *       0              no route
  *       leaf | k       the answer: alias k (< 8) of trie leaf `leaf`
  *       1              ask the trie (alias index >= 8, or being rebuilt)
- *       BLOCK | blk    a block holding this /16's subtree
+ *       BLOCK | blk    a block holding this /18's or /16's subtree
  *
  *   block of a /D:  header (nn, nl, dflt) | node[nn] | word[nl]
- *       two levels of nodes, so 12 key bits (A_SPAN): the /16 blocks of
- *       the dp, and below them sub-blocks for /28, /40, ... that hold
- *       longer routes; a word is an answer, 0 (the block's default, or
- *       if that is 0 the parent's), or BLOCK | sub-block.
+ *       two levels of nodes, so 12 key bits (A_SPAN): the blocks of the
+ *       dp, and below them sub-blocks for /30 (IPv4) or /28, /40, ...
+ *       (IPv6) that hold longer routes; a word is an answer, 0 (the
+ *       block's default, or if that is 0 the parent's), or BLOCK | sub-block.
  *   node:  vec      bit s: slot s (the next 6 key bits) has a child node
  *          leafvec  bit s: a run of equal words starts at slot s
  *          base1    index in node[] of the first child
@@ -29,29 +30,36 @@
  *   word of slot s:   word[base0 + popcount(leafvec & mask(s)) - 1]
  *
  * so a node is 24 bytes and words are stored once per run. An IPv4 /24
- * is the dp entry, two nodes and one word. The answers are the trie's own
+ * is the dp entry, one node and one word. The answers are the trie's own
  * leaves: a result is derived from the word without touching the leaf.
  *
  * Updates (writer only). A change to the leaf of key K may change every
- * answer that names the leaf: the defaults of the /16s its short prefixes
- * cover, and the words of the blocks on K's path that its longer prefixes
- * fall in. Before the trie changes, those defaults become 1 ("ask the
- * trie") and K's /16 tree, if the leaf has routes in it, is taken out of
- * the dp (its entry becomes 1). After it, the defaults are set again (one
- * store each, no rebuild), and the blocks on K's path down to the leaf's
- * longest prefix are rebuilt from the trie: their own routes by a walk
- * that skips subtrees holding only longer keys, every other sub-block
- * reused as it is (its default stored in place). The new tree is
- * published with one store; the replaced blocks are retired. A reader
- * that still holds an old block began before it was retired, so before
- * the old leaf was retired: both outlive it. A bulk load or flush builds
- * a whole new table from the new trie before the old trie is released.
+ * answer that names the leaf: the defaults of the dp entries its short
+ * prefixes cover, and the words of the blocks on K's path that its longer
+ * prefixes fall in. Before the trie changes, those defaults become 1
+ * ("ask the trie"), and the topmost block on K's path that holds one of
+ * the leaf's prefixes is sent to the trie with its subtree: one store of
+ * 1 in its parent's word, or in the dp entry. After it, the defaults are
+ * set again (one store each, no rebuild), and that block and the blocks
+ * below it on K's path are rebuilt from the trie: their own routes by a
+ * walk that skips subtrees holding only longer keys, every other
+ * sub-block reused as it is (its default stored in place). The new
+ * subtree is published with one store where the 1 was (a sub-block that
+ * appears or goes changes its parent's shape: then from the dp entry);
+ * the replaced blocks are retired. A reader that still holds an old
+ * block began before it was retired, so before the old leaf was retired:
+ * both outlive it. A bulk load or flush builds a whole new table from the
+ * new trie before the old trie is released.
  *
- * If memory runs out, the /16 stays 1 and the trie answers: slower,
+ * If memory runs out, the dp entry stays 1 and the trie answers: slower,
  * never wrong. The table is rebuilt whole at the next bulk load.
  */
 
+#if TRIE_KEYBITS == 32
+#define A_DPBITS 18
+#else
 #define A_DPBITS 16
+#endif
 #define A_NDP (1ul << A_DPBITS)
 #define A_SPAN 12 /* key bits of one block: two levels of nodes */
 #define A_BLOCK (UINT64_C(1) << 63)
@@ -1453,7 +1461,7 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 	if (err)
 		return err;
 	if (asks != A->asks) {
-		snprintf(buf, len, "compiled table counts %llu /16s for the trie, holds %llu",
+		snprintf(buf, len, "compiled table counts %llu dp entries for the trie, holds %llu",
 			 (unsigned long long)A->asks, (unsigned long long)asks);
 		return -EUCLEAN;
 	}

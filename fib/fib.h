@@ -255,7 +255,7 @@ struct fib_trie_stats {
 	/* the compiled lookup table (params accel_table; 0: none) */
 	uint32_t accel_table;
 	uint64_t accel_bytes, accel_blocks, accel_nodes, accel_answers;
-	uint64_t accel_asks; /* /16s the trie answers for now */
+	uint64_t accel_asks; /* dp entries (/18s, /16s) the trie answers for now */
 };
 struct fib_reclaim_stats {
 	uint64_t batches;
