@@ -1104,6 +1104,7 @@ fibd_show_cache(struct fibd *d, struct evbuffer *out)
 	P("inserts", st.inserts);
 	P("admit_deferred", st.admit_deferred);
 	P("insert_full", st.insert_full);
+	P("insert_odd", st.insert_odd);
 	P("evict_chain", st.evict_chain);
 	P("evict_size", st.evict_size);
 	P("expired_idle", st.expired_idle);
@@ -1210,6 +1211,8 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 		C("hits_total", "counter", "Flow cache hits.", cs.hits);
 		C("misses_total", "counter", "Flow cache misses.", cs.misses);
 		C("inserts_total", "counter", "Flow cache inserts.", cs.inserts);
+		C("insert_odd_total", "counter",
+		  "Misses not inserted: odd FIB generation (a change in progress).", cs.insert_odd);
 		C("evictions_chain_total", "counter", "Evicted: chain full.", cs.evict_chain);
 		C("evictions_size_total", "counter", "Evicted by pressure GC.", cs.evict_size);
 		C("expired_idle_total", "counter", "Expired: idle.", cs.expired_idle);

@@ -112,6 +112,9 @@ grep -q '^2001:db8:1::9 2001:db8:1::/48 unicast via 2001:db8:ffff::2 dev v0$' "$
 [ "$(kv inserts)" -ge 2 ] || nl_fail "no inserts: $(ctl show cache)"
 [ "$(kv hits)" -ge 2 ] || nl_fail "no hits: $(ctl show cache)"
 [ "$(kv entries)" -ge 2 ] || nl_fail "no entries: $(ctl show cache)"
+# inserts refused at an odd FIB generation: shown (table and JSON), a number
+case "$(kv insert_odd)" in [0-9]*) ;; *) nl_fail "no insert_odd: $(ctl show cache)" ;; esac
+ctl --json show cache | grep -q '"insert_odd": [0-9]' || nl_fail "json: no insert_odd: $(ctl --json show cache)"
 # with a key: from, tos, iif are other flows
 ctl lookup 192.0.2.7 from 10.0.0.1 tos 0 iif v0 | grep -q '^192.0.2.7 192.0.2.0/24 unicast via 10.0.0.2 dev v0$' ||
 	nl_fail "lookup with a key"
@@ -201,6 +204,7 @@ echo "ok: flush cache"
 # Metrics.
 ctl metrics | grep -q '^fibd_cache_lookups_total [1-9]' || nl_fail "metrics: fibd_cache_lookups_total"
 ctl metrics | grep -q '^fibd_cache_gc_runs_total [1-9]' || nl_fail "metrics: fibd_cache_gc_runs_total"
+ctl metrics | grep -q '^fibd_cache_insert_odd_total [0-9]' || nl_fail "metrics: fibd_cache_insert_odd_total"
 
 # Reload: gc settings in place, a new size rebuilds, disable, enable.
 reload() { ctl reload >"$TMP/reload.out" 2>&1 || nl_fail "reload: $(cat "$TMP/reload.out")"; }
