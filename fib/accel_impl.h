@@ -302,17 +302,29 @@ struct asubv {
 	size_t n, cap;
 };
 
+/* A growing array v of n elements with room for one more (first cap
+ * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). */
+static void *
+a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n == *cap) {
+		size_t c = *cap ? 2 * *cap : first;
+
+		v = realloc(v, c * size);
+		if (v)
+			*cap = c;
+	}
+	return v;
+}
+
 static int
 avec_push(struct avec *a, tkey key, unsigned plen, uint64_t val)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 256;
-		struct aitem *v = realloc(a->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
+	struct aitem *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
+
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
 	a->v[a->n].key = key;
 	a->v[a->n].plen = (uint8_t)plen;
 	a->v[a->n].val = val;
@@ -323,14 +335,11 @@ avec_push(struct avec *a, tkey key, unsigned plen, uint64_t val)
 static int
 asubv_push(struct asubv *a, tkey key, struct ablk *blk)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 16;
-		struct asub *v = realloc(a->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
+	struct asub *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 16);
+
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
 	a->v[a->n].key = key;
 	a->v[a->n].blk = blk;
 	a->n++;
@@ -487,7 +496,6 @@ struct abuild {
 	uint64_t *word;
 	size_t nl, lcap;
 	int err;
-	bool heap;
 };
 
 static size_t
@@ -515,16 +523,13 @@ ab_nodes(struct abuild *b, size_t cnt)
 static void
 ab_word(struct abuild *b, uint64_t w)
 {
-	if (b->nl == b->lcap) {
-		size_t cap = b->lcap ? 2 * b->lcap : 256;
-		uint64_t *v = realloc(b->word, cap * sizeof(*v));
-		if (!v) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->word = v;
-		b->lcap = cap;
+	uint64_t *v = a_grow(b->word, &b->lcap, b->nl, sizeof(*v), 256);
+
+	if (!v) {
+		b->err = -ENOMEM;
+		return;
 	}
+	b->word = v;
 	b->word[b->nl++] = w;
 }
 
@@ -651,7 +656,7 @@ ab_block(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D,
 		b->err = -ENOMEM;
 	if (b->err)
 		return NULL;
-	blk = b->heap ? malloc(ablk_size((uint32_t)b->nn, (uint32_t)b->nl))
+	blk = A->heap ? malloc(ablk_size((uint32_t)b->nn, (uint32_t)b->nl))
 		      : pool_alloc(t->ctx->pool, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
 	if (!blk) {
 		b->err = -ENOMEM;
@@ -957,7 +962,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
 	tkey hi = lo | a_low_mask(KEYBITS - lr);
 	struct avec lng = { 0 };
-	struct abuild b = { .heap = A->heap };
+	struct abuild b = { 0 };
 	uint64_t small[256], *dflt = a_dflt_buf(t, cnt, small);
 	unsigned long e = c0;
 	int err = dflt ? 0 : -ENOMEM;

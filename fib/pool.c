@@ -181,11 +181,20 @@ pool_class_of(size_t size, size_t *csize)
 		*csize = c * 8;
 		return (int)c - 1;
 	}
-	for (int j = 0; j < (int)POOL_NLARGE; j++)
-		if (size <= pool_large_size(j)) {
+	{
+		/* x in (2^s, 2^(s+1)]: the quarter steps above 2^s it needs */
+		size_t x = size - POOL_LARGE_EXTRA;
+		int s = 63 - __builtin_clzl(x - 1);
+		int j = s < POOL_LARGE_MIN_SHIFT
+				? 0
+				: (s - POOL_LARGE_MIN_SHIFT) * 4 +
+					  (int)((x - (1ul << s) + (1ul << (s - 2)) - 1) >> (s - 2));
+
+		if (j < (int)POOL_NLARGE) {
 			*csize = pool_large_size(j);
 			return (int)POOL_NSMALL + j;
 		}
+	}
 	*csize = size;
 	return -1;
 }

@@ -142,6 +142,8 @@ static void
 run_churn(const struct routes *rt, size_t n, int nreaders)
 {
 	double *op = malloc(2 * n * sizeof(*op));
+	const char *env = getenv("CHURN_SLOW");
+	double slow = env ? atof(env) : 0;
 
 	if (!op || !rt->n) {
 		fprintf(stderr, "reclaimbench: out of memory or no routes\n");
@@ -183,7 +185,7 @@ run_churn(const struct routes *rt, size_t n, int nreaders)
 			a = now();
 			fib_add(fib, r, 0);
 			op[2 * i + 1] = now() - a;
-			if (getenv("CHURN_SLOW") && op[2 * i] + op[2 * i + 1] > atof(getenv("CHURN_SLOW")))
+			if (slow > 0 && op[2 * i] + op[2 * i + 1] > slow)
 				fprintf(stderr, "slow: /%u del %.3f ms add %.3f ms\n", r->plen,
 					op[2 * i] * 1e3, op[2 * i + 1] * 1e3);
 		}
