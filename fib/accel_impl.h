@@ -9,14 +9,18 @@
  * this compiled copy answers in a few cache-resident steps, after
  * poptrie (Asai and Ohara, SIGCOMM 2015):
  *
- *   dp[top A_DPBITS bits]  one 8-byte entry per /18 (IPv4: 2 MiB, so an
+ *   dp[top A_DPBITS bits]  one 32-bit word per /18 (IPv4: 1 MiB, so an
  *                          IPv4 /24 is one node below it) or /16 (IPv6):
  *       0              no route
- *       leaf | k       the answer: alias k (< 8) of trie leaf `leaf`
- *       1              ask the trie (alias index >= 8, or being rebuilt)
- *       BLOCK | blk    a block holding this /18's or /16's subtree
+ *       leaf << 3 | k  the answer: alias k (< 4) of trie leaf `leaf`
+ *       1              ask the trie (alias index >= 4, or being rebuilt)
+ *       blk << 3 | 4   a block holding this /18's or /16's subtree
+ *   where leaf and blk are pool handles (fib/pool.h: a 29-bit mapping id
+ *   and offset, decoded with one read of a small table) instead of
+ *   64-bit pointers, which halves the answers, the largest part.
  *
- *   block of a /D:  header (nn, nl, dflt) | node[nn] | word[nl]
+ *   block of a /D:  header (nn, nl: 16 bits, dflt: a word; 8 bytes)
+ *                   | node[nn] | word[nl]
  *       two levels of nodes, so 12 key bits (A_SPAN): the blocks of the
  *       dp, and below them sub-blocks for /30 (IPv4) or /28, /40, ...
  *       (IPv6) that hold longer routes; a word is an answer, 0 (the
@@ -24,7 +28,7 @@
  *   node:  vec      bit s: slot s (the next 6 key bits) has a child node
  *          leafvec  bit s: a run of equal words starts at slot s
  *          base1    index in node[] of the first child
- *          base0    index (in 8-byte words from the block start) of the
+ *          base0    index (in 32-bit words from the block start) of the
  *                   first word
  *   child of slot s:  node[base1 + popcount(vec & mask(s)) - 1]
  *   word of slot s:   word[base0 + popcount(leafvec & mask(s)) - 1]
@@ -62,8 +66,17 @@
 #endif
 #define A_NDP (1ul << A_DPBITS)
 #define A_SPAN 12 /* key bits of one block: two levels of nodes */
-#define A_BLOCK (UINT64_C(1) << 63)
-#define A_ASK UINT64_C(1)
+/*
+ * A word (dp entry, block word, block default) is 32 bits: a pool handle
+ * (fib/pool.h) shifted left by 3 and
+ *   k          alias k (< A_KMAX) of the leaf named by the handle, or
+ *   A_BLOCK    the block named by the handle;
+ * 0 and A_ASK (handle 0, never an object's) as above.
+ */
+typedef uint32_t aword;
+#define A_BLOCK ((aword)4)
+#define A_ASK ((aword)1)
+#define A_KMAX 4
 #define A_GROUP 64
 
 struct anode {
@@ -74,21 +87,23 @@ struct anode {
 };
 
 struct ablk {
-	uint32_t nn; /* nodes */
-	uint32_t nl; /* answers */
-	uint64_t dflt; /* the answer of the words that are 0; 0: the parent's */
+	uint16_t nn; /* nodes */
+	uint16_t nl; /* answers */
+	aword dflt; /* the answer of the words that are 0; 0: the parent's */
 	struct anode node[];
 };
 
 struct accel {
 	uint32_t table;
-	uint32_t heap; /* a scratch copy for checking: malloc, not the pool */
-	uint64_t *dp;
+	aword *dp;
+	const uintptr_t *lt; /* handle table of the leaves (the FIB's pool) */
+	const uintptr_t *bt; /* handle table of the blocks (pool's) */
+	struct pool *pool;   /* the blocks': the FIB's, or fib_check's own */
 	uint64_t blocks, block_bytes, nodes, answers; /* writer only */
 	uint64_t asks; /* /16s left to the trie */
 	/* writer only: between a_invalidate and a_revalidate */
-	uint64_t held;     /* a subtree on the changed key's path, sent to the trie */
-	uint64_t *held_w;  /* where it was: a dp entry or a block's word, now 1 */
+	aword held;     /* a subtree on the changed key's path, sent to the trie */
+	aword *held_w;  /* where it was: a dp entry or a block's word, now 1 */
 	uint64_t lens[3];  /* prefix lengths of the changed leaf before the change */
 	uint64_t fail[A_NDP / 64]; /* /16s left to the trie for want of memory */
 };
@@ -96,7 +111,7 @@ struct accel {
 static inline size_t
 ablk_size(uint32_t nn, uint32_t nl)
 {
-	return sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(uint64_t);
+	return sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(aword);
 }
 
 static inline unsigned long
@@ -118,42 +133,58 @@ a_low_mask(unsigned b)
 	return b >= KEYBITS ? ~(tkey)0 : (((tkey)1 << b) - 1);
 }
 
-static inline uint64_t
-a_value(const struct tleaf *l, unsigned k)
+/* The word answering with alias k of leaf l: A_ASK if it cannot. */
+static inline aword
+a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
 {
-	return k < 8 ? (uint64_t)(uintptr_t)l | k : A_ASK;
+	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
+
+	return h ? (aword)(h << 3 | k) : A_ASK;
 }
 
 static inline void
-a_result(uint64_t v, struct fib_result *r)
+a_result(const struct accel *A, aword v, struct fib_result *r)
 {
-	const struct tleaf *l = (const struct tleaf *)(uintptr_t)(v & ~(uint64_t)7);
+	const struct tleaf *l;
 
+	if (!v) {
+		r->leaf = NULL;
+		r->alias = NULL;
+		return;
+	}
+	l = pool_handle_ptr(A->lt, v >> 3);
 	r->leaf = (const struct fib_leaf *)l;
-	r->alias = v ? (const struct fib_alias *)&l->fa[v & 7] : NULL;
+	r->alias = (const struct fib_alias *)&l->fa[v & 3];
 }
 
-static inline const struct ablk *
-a_blk(uint64_t e)
+static inline struct ablk *
+a_blk(const struct accel *A, aword e)
 {
-	return (const struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+	return pool_handle_ptr(A->bt, e >> 3);
+}
+
+/* The word naming blk (which ab_block made sure has a handle). */
+static inline aword
+a_bword(const struct accel *A, const struct ablk *blk)
+{
+	return (aword)(pool_handle(A->pool, blk, ablk_size(blk->nn, blk->nl)) << 3) | A_BLOCK;
 }
 
 /* ---------------------------------------------------------- the lookups */
 
-/* The answer word for key: 0, A_ASK or leaf | k. Call with rcu_read_lock. */
-static inline __attribute__((always_inline)) uint64_t
+/* The answer word for key: 0, A_ASK or an answer. Call with rcu_read_lock. */
+static inline __attribute__((always_inline)) aword
 a_lookup(const struct accel *A, tkey key)
 {
-	uint64_t e = T_LOAD(A->dp[a_top(key)]), cur = 0;
+	aword e = T_LOAD(A->dp[a_top(key)]), cur = 0;
 	unsigned d = A_DPBITS;
 
 	if (!(e & A_BLOCK))
 		return e;
 	for (;;) {
-		const struct ablk *b = a_blk(e);
+		const struct ablk *b = a_blk(A, e);
 		const struct anode *nd = b->node;
-		uint64_t df;
+		aword df;
 
 		for (;;) {
 			unsigned v = a_idx(key, d);
@@ -162,7 +193,7 @@ a_lookup(const struct accel *A, tkey key)
 			d += 6;
 			if (!((nd->vec >> v) & 1)) {
 				/* a word may be patched in place: one atomic load */
-				e = T_LOAD(((const uint64_t *)b)[nd->base0 +
+				e = T_LOAD(((const aword *)b)[nd->base0 +
 								 __builtin_popcountll(nd->leafvec & m) - 1]);
 				break;
 			}
@@ -191,7 +222,7 @@ static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
 	       uint32_t table, struct fib_result *res, size_t n)
 {
-	const uint64_t *dp = A->dp;
+	const aword *dp = A->dp;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
@@ -199,8 +230,8 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 		struct fib_result *r = res + base;
 		const struct anode *nd[A_GROUP];
 		const struct ablk *bk[A_GROUP];
-		const uint64_t *wp[A_GROUP];
-		uint64_t cur[A_GROUP];
+		const aword *wp[A_GROUP];
+		aword cur[A_GROUP];
 		uint8_t dd[A_GROUP], act[A_GROUP], wla[A_GROUP], wlb[A_GROUP], ask[A_GROUP];
 		uint8_t *wl = wla, *wn = wlb;
 		unsigned na = 0, nwd = 0, nask = 0;
@@ -208,10 +239,10 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 		for (unsigned i = 0; i < m; i++)
 			__builtin_prefetch(&dp[a_top(k[i])]);
 		for (unsigned i = 0; i < m; i++) {
-			uint64_t e = T_LOAD(dp[a_top(k[i])]);
+			aword e = T_LOAD(dp[a_top(k[i])]);
 
 			if (e & A_BLOCK) {
-				bk[i] = a_blk(e);
+				bk[i] = a_blk(A, e);
 				nd[i] = bk[i]->node;
 				__builtin_prefetch(nd[i]);
 				cur[i] = 0;
@@ -220,7 +251,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			} else if (e == A_ASK) {
 				ask[nask++] = (uint8_t)i;
 			} else {
-				a_result(e, &r[i]);
+				a_result(A, e, &r[i]);
 			}
 		}
 		while (na | nwd) {
@@ -239,7 +270,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 					__builtin_prefetch(nd[i]);
 					act[nn++] = (uint8_t)i;
 				} else {
-					wp[i] = (const uint64_t *)bk[i] + x->base0 +
+					wp[i] = (const aword *)bk[i] + x->base0 +
 						__builtin_popcountll(x->leafvec & msk) - 1;
 					__builtin_prefetch(wp[i]);
 					wn[nw++] = (uint8_t)i;
@@ -248,13 +279,13 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			/* the words found last round: a result or a sub-block */
 			for (unsigned j = 0; j < nwd; j++) {
 				unsigned i = wl[j];
-				uint64_t v = T_LOAD(*wp[i]);
+				aword v = T_LOAD(*wp[i]);
 
 				if (v & A_BLOCK) {
-					uint64_t df = T_LOAD8(bk[i]->dflt);
+					aword df = T_LOAD8(bk[i]->dflt);
 					if (df)
 						cur[i] = df;
-					bk[i] = a_blk(v);
+					bk[i] = a_blk(A, v);
 					nd[i] = bk[i]->node;
 					__builtin_prefetch(nd[i]);
 					act[nn++] = (uint8_t)i;
@@ -265,7 +296,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				if (v == A_ASK)
 					ask[nask++] = (uint8_t)i;
 				else
-					a_result(v, &r[i]);
+					a_result(A, v, &r[i]);
 			}
 			na = nn;
 			nwd = nw;
@@ -283,7 +314,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 struct aitem {
 	tkey key;
 	uint8_t plen;
-	uint64_t val;
+	aword val;
 };
 
 struct avec {
@@ -295,6 +326,7 @@ struct avec {
 struct asub {
 	tkey key;
 	struct ablk *blk;
+	aword w; /* the word naming blk */
 };
 
 struct asubv {
@@ -318,7 +350,7 @@ a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
 }
 
 static int
-avec_push(struct avec *a, tkey key, unsigned plen, uint64_t val)
+avec_push(struct avec *a, tkey key, unsigned plen, aword val)
 {
 	struct aitem *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
 
@@ -333,7 +365,7 @@ avec_push(struct avec *a, tkey key, unsigned plen, uint64_t val)
 }
 
 static int
-asubv_push(struct asubv *a, tkey key, struct ablk *blk)
+asubv_push(struct asubv *a, tkey key, struct ablk *blk, aword w)
 {
 	struct asub *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 16);
 
@@ -342,6 +374,7 @@ asubv_push(struct asubv *a, tkey key, struct ablk *blk)
 	a->v = v;
 	a->v[a->n].key = key;
 	a->v[a->n].blk = blk;
+	a->v[a->n].w = w;
 	a->n++;
 	return 0;
 }
@@ -353,8 +386,8 @@ asubv_push(struct asubv *a, tkey key, struct ablk *blk)
  * (either may be NULL).
  */
 static int
-a_leaf_items(const struct tleaf *l, uint32_t table, int plo, unsigned phi, struct avec *shrt,
-	     struct avec *lng)
+a_leaf_items(const struct TRIE_PREFIX *t, const struct tleaf *l, uint32_t table, int plo,
+	     unsigned phi, struct avec *shrt, struct avec *lng)
 {
 	unsigned pick[256], np = 0;
 
@@ -371,7 +404,7 @@ a_leaf_items(const struct tleaf *l, uint32_t table, int plo, unsigned phi, struc
 		struct avec *to = plen > A_DPBITS ? lng : shrt;
 		if ((int)plen <= plo || plen > phi)
 			continue;
-		if (to && avec_push(to, l->kv.key, plen, a_value(l, a)))
+		if (to && avec_push(to, l->kv.key, plen, a_value(t, l, a)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -415,7 +448,7 @@ a_lens_max(const uint64_t lens[3])
  * The answer for the key range of a /plen, from routes shorter than
  * /plen (exact lookups of /plen-1 ... /0).
  */
-static uint64_t
+static aword
 a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
 {
 	tkey last = 0;
@@ -437,7 +470,7 @@ a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
 		for (unsigned a = 0; a < l->kv.n; a++) {
 			const struct fib_alias *fa = &l->fa[a];
 			if (fa->slen == KEYBITS - (unsigned)p && fa->table == table && !fa->tos)
-				return a_value(l, a);
+				return a_value(t, l, a);
 		}
 	}
 	return 0;
@@ -450,8 +483,8 @@ a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
  * for prefixes up to /phi skips the subtrees that hold only longer keys.
  */
 static int
-a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, int plo, unsigned phi,
-	  unsigned align, struct avec *shrt, struct avec *lng)
+a_collect(const struct TRIE_PREFIX *t, const struct tkv *n, tkey lo, tkey hi, uint32_t table,
+	  int plo, unsigned phi, unsigned align, struct avec *shrt, struct avec *lng)
 {
 	tkey nlo, nhi;
 	unsigned long ilo, ihi, step = 1;
@@ -461,7 +494,7 @@ a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, int plo, unsign
 		return 0;
 	if (IS_LEAF(n))
 		return n->key >= lo && n->key <= hi && !(n->key & a_low_mask(align))
-			       ? a_leaf_items(TLEAF(n), table, plo, phi, shrt, lng)
+			       ? a_leaf_items(t, TLEAF(n), table, plo, phi, shrt, lng)
 			       : 0;
 	span = n->pos + n->bits;
 	nlo = n->key;
@@ -482,8 +515,8 @@ a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, int plo, unsign
 		}
 	}
 	for (unsigned long i = ilo; i <= ihi; i += step) {
-		int err = a_collect(T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, phi, align, shrt,
-				    lng);
+		int err = a_collect(t, T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, phi, align,
+				    shrt, lng);
 		if (err)
 			return err;
 	}
@@ -493,7 +526,7 @@ a_collect(const struct tkv *n, tkey lo, tkey hi, uint32_t table, int plo, unsign
 struct abuild {
 	struct anode *node;
 	size_t nn, ncap;
-	uint64_t *word;
+	aword *word;
 	size_t nl, lcap;
 	int err;
 };
@@ -521,9 +554,9 @@ ab_nodes(struct abuild *b, size_t cnt)
 }
 
 static void
-ab_word(struct abuild *b, uint64_t w)
+ab_word(struct abuild *b, aword w)
 {
-	uint64_t *v = a_grow(b->word, &b->lcap, b->nl, sizeof(*v), 256);
+	aword *v = a_grow(b->word, &b->lcap, b->nl, sizeof(*v), 256);
 
 	if (!v) {
 		b->err = -ENOMEM;
@@ -543,9 +576,10 @@ ab_word(struct abuild *b, uint64_t w)
  */
 static void
 ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, const struct asub *sb,
-	size_t ns, unsigned d, unsigned D, uint64_t dflt)
+	size_t ns, unsigned d, unsigned D, aword dflt)
 {
-	uint64_t slot[64], vec = 0, leafvec = 0, prev = 0;
+	uint64_t vec = 0, leafvec = 0;
+	aword slot[64], prev = 0;
 	size_t base0 = b->nl, base1, k = 0, i = 0, si = 0;
 	bool have = false, last = d + 6 >= D + A_SPAN;
 
@@ -587,7 +621,7 @@ ab_node(struct abuild *b, size_t ni, const struct aitem *it, size_t n, const str
 			/* a sub-block in use may be read meanwhile: one store */
 			if (T_LOAD8(sb[j].blk->dflt) != slot[s])
 				T_STORE8(sb[j].blk->dflt, slot[s]);
-			slot[s] = (uint64_t)(uintptr_t)sb[j].blk | A_BLOCK;
+			slot[s] = sb[j].w;
 		}
 	for (unsigned s = 0; s < 64; s++) {
 		if ((vec >> s) & 1)
@@ -652,60 +686,61 @@ ab_block(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D,
 	ab_nodes(b, 1);
 	if (!b->err)
 		ab_node(b, 0, it, n, sb, ns, D, D, 0);
-	if (!b->err && (b->nn > UINT32_MAX / 4 || b->nl > UINT32_MAX / 4))
-		b->err = -ENOMEM;
+	if (!b->err && (b->nn > UINT16_MAX || b->nl > UINT16_MAX))
+		b->err = -EUCLEAN; /* at most 65 nodes, 64 * 64 words */
 	if (b->err)
 		return NULL;
-	blk = A->heap ? malloc(ablk_size((uint32_t)b->nn, (uint32_t)b->nl))
-		      : pool_alloc(t->ctx->pool, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
+	blk = pool_alloc(A->pool, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
+	if (blk && !pool_handle(A->pool, blk, ablk_size((uint32_t)b->nn, (uint32_t)b->nl))) {
+		pool_free(A->pool, blk, ablk_size((uint32_t)b->nn, (uint32_t)b->nl));
+		blk = NULL;
+	}
 	if (!blk) {
 		b->err = -ENOMEM;
 		return NULL;
 	}
-	blk->nn = (uint32_t)b->nn;
-	blk->nl = (uint32_t)b->nl;
+	blk->nn = (uint16_t)b->nn;
+	blk->nl = (uint16_t)b->nl;
 	blk->dflt = 0;
-	off = (uint32_t)((sizeof(struct ablk) + b->nn * sizeof(struct anode)) / sizeof(uint64_t));
+	off = (uint32_t)((sizeof(struct ablk) + b->nn * sizeof(struct anode)) / sizeof(aword));
 	for (size_t i = 0; i < b->nn; i++) {
 		blk->node[i] = b->node[i];
 		blk->node[i].base0 += off;
 	}
-	memcpy((uint64_t *)blk + off, b->word, b->nl * sizeof(uint64_t));
+	memcpy((aword *)blk + off, b->word, b->nl * sizeof(aword));
 	a_count_block(A, blk, 1);
 	return blk;
 }
 
-static inline const uint64_t *
+static inline const aword *
 a_words(const struct ablk *blk)
 {
-	return (const uint64_t *)&blk->node[blk->nn];
+	return (const aword *)&blk->node[blk->nn];
 }
 
 /* Free a block and its sub-blocks now (never published, or a heap copy). */
 static void
 a_free_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
 {
-	const uint64_t *w = a_words(blk);
+	const aword *w = a_words(blk);
 
+	(void)t;
 	for (uint32_t i = 0; i < blk->nl; i++)
 		if (w[i] & A_BLOCK)
-			a_free_tree(t, A, (struct ablk *)(uintptr_t)(w[i] & ~A_BLOCK));
+			a_free_tree(t, A, a_blk(A, w[i]));
 	a_count_block(A, blk, -1);
-	if (A->heap)
-		free(blk);
-	else
-		pool_free(t->ctx->pool, blk, ablk_size(blk->nn, blk->nl));
+	pool_free(A->pool, blk, ablk_size(blk->nn, blk->nl));
 }
 
 /* Retire a published block and its sub-blocks. */
 static void
 a_retire_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
 {
-	const uint64_t *w = a_words(blk);
+	const aword *w = a_words(blk);
 
 	for (uint32_t i = 0; i < blk->nl; i++)
 		if (w[i] & A_BLOCK)
-			a_retire_tree(t, A, (struct ablk *)(uintptr_t)(w[i] & ~A_BLOCK));
+			a_retire_tree(t, A, a_blk(A, w[i]));
 	a_count_block(A, blk, -1);
 	reclaim_retire(t->ctx->rc, blk, ablk_size(blk->nn, blk->nl));
 }
@@ -739,7 +774,7 @@ ab_tree(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, struct aitem *
 		for (j = i; j < deep.n && (deep.v[j].key & ~a_low_mask(KEYBITS - lim)) == key; j++)
 			;
 		sub = ab_tree(t, A, b, deep.v + i, j - i, lim);
-		if (!sub || asubv_push(&sv, key, sub)) {
+		if (!sub || asubv_push(&sv, key, sub, a_bword(A, sub))) {
 			if (sub)
 				a_free_tree(t, A, sub);
 			goto nomem;
@@ -765,7 +800,7 @@ static int
 a_subs(const struct accel *A, const struct ablk *blk, unsigned D, tkey lo, struct asubv *out)
 {
 	const struct anode *r = blk->node;
-	const uint64_t *w = (const uint64_t *)blk, *aw = a_words(blk);
+	const aword *w = (const aword *)blk, *aw = a_words(blk);
 	bool any = false;
 
 	if (D + A_SPAN >= KEYBITS)
@@ -780,7 +815,7 @@ a_subs(const struct accel *A, const struct ablk *blk, unsigned D, tkey lo, struc
 			continue;
 		c = &blk->node[r->base1 + __builtin_popcountll(r->vec & ((UINT64_C(2) << s1) - 1)) - 1];
 		for (unsigned s2 = 0; s2 < 64; s2++) {
-			uint64_t v;
+			aword v;
 			if (!((c->leafvec >> s2) & 1))
 				continue;
 			size_t wi = c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1;
@@ -788,7 +823,7 @@ a_subs(const struct accel *A, const struct ablk *blk, unsigned D, tkey lo, struc
 			if ((v & A_BLOCK) &&
 			    asubv_push(out,
 				       lo | (tkey)s1 << (KEYBITS - D - 6) | (tkey)s2 << (KEYBITS - D - 12),
-				       (struct ablk *)(uintptr_t)(v & ~A_BLOCK)))
+				       a_blk(A, v), v))
 				return -ENOMEM;
 		}
 	}
@@ -821,7 +856,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 	int err;
 
 	*out = NULL;
-	err = a_collect(t->root, lo, hi, A->table, (int)D, lim, align, &own, &own);
+	err = a_collect(t, t->root, lo, hi, A->table, (int)D, lim, align, &own, &own);
 	if (!err && old)
 		err = a_subs(A, old, D, lo, &sv);
 	if (!err && lim < KEYBITS) {
@@ -841,12 +876,14 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 				sv.n--;
 			} else if (!err && osub) {
 				sv.v[at].blk = nsub;
+				sv.v[at].w = a_bword(A, nsub);
 			} else if (!err && nsub) {
-				err = asubv_push(&sv, pk, nsub);
+				err = asubv_push(&sv, pk, nsub, a_bword(A, nsub));
 				if (!err) {
 					memmove(sv.v + at + 1, sv.v + at, (sv.n - at - 1) * sizeof(sv.v[0]));
 					sv.v[at].key = pk;
 					sv.v[at].blk = nsub;
+					sv.v[at].w = a_bword(A, nsub);
 				}
 			}
 		}
@@ -865,7 +902,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 }
 
 static void
-a_set_entry(struct accel *A, unsigned long c, uint64_t e)
+a_set_entry(struct accel *A, unsigned long c, aword e)
 {
 	if (A->dp[c] == A_ASK)
 		A->asks--;
@@ -875,10 +912,10 @@ a_set_entry(struct accel *A, unsigned long c, uint64_t e)
 }
 
 static void
-a_retire_entry(struct TRIE_PREFIX *t, struct accel *A, uint64_t e)
+a_retire_entry(struct TRIE_PREFIX *t, struct accel *A, aword e)
 {
 	if (e & A_BLOCK)
-		a_retire_tree(t, A, (struct ablk *)(uintptr_t)(e & ~A_BLOCK));
+		a_retire_tree(t, A, a_blk(A, e));
 }
 
 static bool
@@ -911,14 +948,14 @@ a_range(tkey key, unsigned slen, unsigned long *c0, unsigned long *cnt)
  * /A_DPBITS or shorter (what its words of 0 mean); dflt holds cnt. */
 static int
 a_dflts(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long cnt,
-	uint64_t *dflt)
+	aword *dflt)
 {
 	unsigned lr = A_DPBITS - (unsigned)__builtin_ctzl(cnt);
 	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
 	tkey hi = lo | a_low_mask(KEYBITS - lr);
 	struct avec shrt = { 0 };
-	int err = a_collect(t->root, lo, hi, A->table, (int)lr - 1, A_DPBITS, KEYBITS - A_DPBITS,
-			    &shrt, NULL);
+	int err = a_collect(t, t->root, lo, hi, A->table, (int)lr - 1, A_DPBITS,
+			    KEYBITS - A_DPBITS, &shrt, NULL);
 
 	if (!err) {
 		dflt[0] = a_outer(t, A->table, lo, lr);
@@ -938,14 +975,14 @@ a_dflts(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long 
 }
 
 /* Scratch for the defaults of cnt entries. */
-static uint64_t *
-a_dflt_buf(struct TRIE_PREFIX *t, unsigned long cnt, uint64_t *small)
+static aword *
+a_dflt_buf(struct TRIE_PREFIX *t, unsigned long cnt, aword *small)
 {
 	if (cnt <= 256)
 		return small;
 	/* kept: rebuilding many /16s at once is rare, not one-off */
 	if (!t->adflt)
-		t->adflt = malloc(A_NDP * sizeof(uint64_t));
+		t->adflt = malloc(A_NDP * sizeof(aword));
 	return t->adflt;
 }
 
@@ -963,17 +1000,17 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	tkey hi = lo | a_low_mask(KEYBITS - lr);
 	struct avec lng = { 0 };
 	struct abuild b = { 0 };
-	uint64_t small[256], *dflt = a_dflt_buf(t, cnt, small);
+	aword small[256], *dflt = a_dflt_buf(t, cnt, small);
 	unsigned long e = c0;
 	int err = dflt ? 0 : -ENOMEM;
 
 	if (!err)
 		err = a_dflts(t, A, c0, cnt, dflt);
 	if (!err)
-		err = a_collect(t->root, lo, hi, A->table, A_DPBITS, KEYBITS, 0, NULL, &lng);
+		err = a_collect(t, t->root, lo, hi, A->table, A_DPBITS, KEYBITS, 0, NULL, &lng);
 	if (err) {
 		for (unsigned long c = c0; c < c0 + cnt; c++) {
-			uint64_t old = A->dp[c];
+			aword old = A->dp[c];
 			a_set_entry(A, c, A_ASK);
 			a_set_failed(A, c, true);
 			a_retire_entry(t, A, old);
@@ -983,7 +1020,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	for (size_t i = 0, j; e < c0 + cnt; i = j) {
 		unsigned long c = i < lng.n ? a_top(lng.v[i].key) : c0 + cnt;
 		struct ablk *blk;
-		uint64_t old;
+		aword old;
 
 		/* entries without longer routes: their default */
 		for (; e < c; e++) {
@@ -1002,7 +1039,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 		old = A->dp[c];
 		if (blk) {
 			blk->dflt = dflt[c - c0];
-			a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
+			a_set_entry(A, c, a_bword(A, blk));
 			a_set_failed(A, c, false);
 		} else {
 			a_set_entry(A, c, A_ASK);
@@ -1021,7 +1058,7 @@ out:
 
 /* The word of key's slot at the second level of blk (a block of the /D
  * on key's path), or NULL if that slot has no node: a sub-block's word. */
-static uint64_t *
+static aword *
 a_slot_word(struct ablk *blk, unsigned D, tkey key)
 {
 	const struct anode *r = blk->node, *c;
@@ -1030,7 +1067,7 @@ a_slot_word(struct ablk *blk, unsigned D, tkey key)
 	if (D + A_SPAN >= KEYBITS || !((r->vec >> s1) & 1))
 		return NULL;
 	c = &blk->node[r->base1 + __builtin_popcountll(r->vec & ((UINT64_C(2) << s1) - 1)) - 1];
-	return (uint64_t *)blk + c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1;
+	return (aword *)blk + c->base0 + __builtin_popcountll(c->leafvec & ((UINT64_C(2) << s2) - 1)) - 1;
 }
 
 /*
@@ -1047,7 +1084,7 @@ a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
-	uint64_t e;
+	aword e;
 
 	if (!A)
 		return;
@@ -1059,7 +1096,7 @@ a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 	for (unsigned long c = c0; c < c0 + cnt; c++) {
 		e = A->dp[c];
 		if (e & A_BLOCK)
-			T_STORE8(((struct ablk *)(uintptr_t)(e & ~A_BLOCK))->dflt, A_ASK);
+			T_STORE8(a_blk(A, e)->dflt, A_ASK);
 		else if (e != A_ASK)
 			a_set_entry(A, c, A_ASK);
 	}
@@ -1073,8 +1110,8 @@ a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 		return;
 	}
 	for (unsigned D = A_DPBITS; D + A_SPAN < KEYBITS; D += A_SPAN) {
-		struct ablk *blk = (struct ablk *)(uintptr_t)(e & ~A_BLOCK);
-		uint64_t *w = a_slot_word(blk, D, key);
+		struct ablk *blk = a_blk(A, e);
+		aword *w = a_slot_word(blk, D, key);
 
 		if (!w || !(*w & A_BLOCK))
 			return; /* no block below holds the leaf's routes */
@@ -1095,7 +1132,7 @@ a_free_made(struct TRIE_PREFIX *t, struct accel *A, struct apath *ap)
 {
 	for (unsigned i = 0; i < ap->nmade; i++) {
 		a_count_block(A, ap->made[i], -1);
-		pool_free(t->ctx->pool, ap->made[i], ablk_size(ap->made[i]->nn, ap->made[i]->nl));
+		pool_free(A->pool, ap->made[i], ablk_size(ap->made[i]->nn, ap->made[i]->nl));
 	}
 	ap->nmade = 0;
 }
@@ -1105,7 +1142,7 @@ a_free_made(struct TRIE_PREFIX *t, struct accel *A, struct apath *ap)
 static void
 a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, bool path)
 {
-	uint64_t e = path && A->held_w == &A->dp[c] ? A->held : A->dp[c];
+	aword e = path && A->held_w == &A->dp[c] ? A->held : A->dp[c];
 
 	a_set_entry(A, c, A_ASK);
 	a_set_failed(A, c, true);
@@ -1128,13 +1165,13 @@ a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, bool path)
  */
 static void
 a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
-	     const uint64_t lens[3], uint64_t df)
+	     const uint64_t lens[3], aword df)
 {
-	uint64_t e = A->held_w == &A->dp[c] ? A->held : A->dp[c];
-	struct ablk *top = (e & A_BLOCK) ? (struct ablk *)(uintptr_t)(e & ~A_BLOCK) : NULL, *old, *blk;
+	aword e = A->held_w == &A->dp[c] ? A->held : A->dp[c];
+	struct ablk *top = (e & A_BLOCK) ? a_blk(A, e) : NULL, *old, *blk;
 	struct abuild b = { 0 };
 	struct apath ap;
-	uint64_t *pw = NULL;
+	aword *pw = NULL;
 	unsigned D = A_DPBITS;
 	int err, plen = a_lens_max(lens);
 
@@ -1154,13 +1191,13 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	 * gains a sub-block on the path */
 	old = top;
 	while (old && !a_lens_in(lens, D, D + A_SPAN)) {
-		uint64_t *w = a_slot_word(old, D, key);
-		uint64_t v = !w ? 0 : w == A->held_w ? A->held : *w;
+		aword *w = a_slot_word(old, D, key);
+		aword v = !w ? 0 : w == A->held_w ? A->held : *w;
 
 		if (!(v & A_BLOCK))
 			break;
 		pw = w;
-		old = (struct ablk *)(uintptr_t)(v & ~A_BLOCK);
+		old = a_blk(A, v);
 		D += A_SPAN;
 	}
 	ap.nmade = ap.nold = 0;
@@ -1184,10 +1221,10 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	if (pw) {
 		/* the parent is unchanged: so is the default it gives */
 		blk->dflt = T_LOAD8(old->dflt);
-		T_STORE(*pw, (uint64_t)(uintptr_t)blk | A_BLOCK);
+		T_STORE(*pw, a_bword(A, blk));
 	} else if (blk) {
 		blk->dflt = df;
-		a_set_entry(A, c, (uint64_t)(uintptr_t)blk | A_BLOCK);
+		a_set_entry(A, c, a_bword(A, blk));
 	} else {
 		a_set_entry(A, c, df);
 	}
@@ -1206,7 +1243,8 @@ a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 {
 	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
-	uint64_t small[256], *dflt, lens[3];
+	aword small[256], *dflt;
+	uint64_t lens[3];
 
 	if (!A)
 		return;
@@ -1223,12 +1261,12 @@ a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 		return;
 	}
 	for (unsigned long c = c0; c < c0 + cnt; c++) {
-		uint64_t e = A->dp[c], df = dflt[c - c0];
+		aword e = A->dp[c], df = dflt[c - c0];
 
 		if (c == kc)
 			continue;
 		if (e & A_BLOCK) {
-			struct ablk *blk = (struct ablk *)(uintptr_t)(e & ~A_BLOCK);
+			struct ablk *blk = a_blk(A, e);
 			if (T_LOAD8(blk->dflt) != df)
 				T_STORE8(blk->dflt, df);
 		} else if (!(e == A_ASK && a_failed(A, c)) && e != df) {
@@ -1245,8 +1283,8 @@ a_free_now(struct TRIE_PREFIX *t, struct accel *A)
 {
 	for (unsigned long c = 0; c < A_NDP; c++)
 		if (A->dp[c] & A_BLOCK)
-			a_free_tree(t, A, (struct ablk *)(uintptr_t)(A->dp[c] & ~A_BLOCK));
-	pool_free(t->ctx->pool, A->dp, A_NDP * sizeof(uint64_t));
+			a_free_tree(t, A, a_blk(A, A->dp[c]));
+	pool_free(t->ctx->pool, A->dp, A_NDP * sizeof(aword));
 	pool_free(t->ctx->pool, A, sizeof(*A));
 }
 
@@ -1255,7 +1293,7 @@ a_retire_all(struct TRIE_PREFIX *t, struct accel *A)
 {
 	for (unsigned long c = 0; c < A_NDP; c++)
 		a_retire_entry(t, A, A->dp[c]);
-	reclaim_retire(t->ctx->rc, A->dp, A_NDP * sizeof(uint64_t));
+	reclaim_retire(t->ctx->rc, A->dp, A_NDP * sizeof(aword));
 	reclaim_retire(t->ctx->rc, A, sizeof(*A));
 }
 
@@ -1265,7 +1303,7 @@ static struct accel *
 a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 {
 	struct accel *A = pool_alloc(t->ctx->pool, sizeof(*A));
-	uint64_t *dp = A ? pool_alloc(t->ctx->pool, A_NDP * sizeof(uint64_t)) : NULL;
+	aword *dp = A ? pool_alloc(t->ctx->pool, A_NDP * sizeof(aword)) : NULL;
 
 	if (!dp) {
 		if (A)
@@ -1273,9 +1311,11 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 		return NULL;
 	}
 	memset(A, 0, sizeof(*A));
-	memset(dp, 0, A_NDP * sizeof(uint64_t));
+	memset(dp, 0, A_NDP * sizeof(aword));
 	A->table = table;
 	A->dp = dp;
+	A->pool = t->ctx->pool;
+	A->lt = A->bt = pool_handle_table(t->ctx->pool);
 	if (a_build_range(t, A, 0, A_NDP)) {
 		a_free_now(t, A);
 		return NULL;
@@ -1311,12 +1351,12 @@ a_replace(struct TRIE_PREFIX *t)
 static int
 a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
 {
-	uint64_t v = a_lookup(A, addr);
+	aword v = a_lookup(A, addr);
 	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
 
 	if (v == A_ASK)
 		return 0;
-	a_result(v, &got);
+	a_result(A, v, &got);
 	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
 		char a[INET6_ADDRSTRLEN];
 		union fib_addr fa;
@@ -1367,7 +1407,7 @@ a_clear_heap(struct TRIE_PREFIX *t, struct accel *F)
 {
 	for (unsigned long c = 0; c < A_NDP; c++) {
 		if (F->dp[c] & A_BLOCK)
-			a_free_tree(t, F, (struct ablk *)(uintptr_t)(F->dp[c] & ~A_BLOCK));
+			a_free_tree(t, F, a_blk(F, F->dp[c]));
 		F->dp[c] = 0;
 	}
 	memset(F->fail, 0, sizeof(F->fail));
@@ -1376,16 +1416,17 @@ a_clear_heap(struct TRIE_PREFIX *t, struct accel *F)
 
 /* Two trees hold the same: nodes, words and defaults, sub-blocks alike. */
 static bool
-a_same_tree(const struct ablk *x, const struct ablk *y)
+a_same_tree(const struct accel *A, const struct ablk *x, const struct accel *F,
+	    const struct ablk *y)
 {
-	const uint64_t *wx = a_words(x), *wy = a_words(y);
+	const aword *wx = a_words(x), *wy = a_words(y);
 
 	if (x->nn != y->nn || x->nl != y->nl || T_LOAD8(x->dflt) != y->dflt ||
 	    memcmp(x->node, y->node, x->nn * sizeof(x->node[0])))
 		return false;
 	for (uint32_t i = 0; i < x->nl; i++) {
 		if (wx[i] & wy[i] & A_BLOCK) {
-			if (!a_same_tree(a_blk(wx[i]), a_blk(wy[i])))
+			if (!a_same_tree(A, a_blk(A, wx[i]), F, a_blk(F, wy[i])))
 				return false;
 		} else if (wx[i] != wy[i]) {
 			return false;
@@ -1400,6 +1441,7 @@ a_scratch_free(struct TRIE_PREFIX *t)
 	if (t->acheck) {
 		a_clear_heap(t, t->acheck);
 		free(t->acheck->dp);
+		pool_free_all(t->acheck->pool);
 		free(t->acheck);
 	}
 	free(t->adflt);
@@ -1424,17 +1466,24 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 	F = t->acheck;
 	if (!F) {
 		F = calloc(1, sizeof(*F));
-		if (F)
-			F->dp = calloc(A_NDP, sizeof(uint64_t));
-		if (F && !F->dp) {
+		if (F) {
+			F->dp = calloc(A_NDP, sizeof(aword));
+			F->pool = pool_new(); /* its own: no injected failures */
+		}
+		if (F && (!F->dp || !F->pool)) {
+			free(F->dp);
+			pool_free_all(F->pool);
 			free(F);
 			F = NULL;
+		}
+		if (F) {
+			F->lt = pool_handle_table(t->ctx->pool);
+			F->bt = pool_handle_table(F->pool);
 		}
 		t->acheck = F;
 	}
 	if (F) {
 		F->table = A->table;
-		F->heap = 1;
 		if (a_build_range(t, F, 0, A_NDP)) {
 			a_clear_heap(t, F);
 			F = NULL;
@@ -1442,16 +1491,16 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 	}
 	/* one pass: compare, and empty the copy for the next check */
 	for (unsigned long c = 0; c < A_NDP; c++) {
-		uint64_t e = A->dp[c], f = F ? F->dp[c] : 0;
+		aword e = A->dp[c], f = F ? F->dp[c] : 0;
 		bool same = e == f;
 
 		asks += e == A_ASK;
 		if (!F)
 			continue; /* no memory for the copy: the probes only */
 		if (e & f & A_BLOCK)
-			same = a_same_tree(a_blk(e), a_blk(f));
+			same = a_same_tree(A, a_blk(A, e), F, a_blk(F, f));
 		if (f & A_BLOCK)
-			a_free_tree(t, F, (struct ablk *)(uintptr_t)(f & ~A_BLOCK));
+			a_free_tree(t, F, a_blk(F, f));
 		F->dp[c] = 0;
 		if (!same && e != A_ASK && !err) {
 			snprintf(buf, len, "compiled table entry %lu is %#llx, a fresh build has %#llx",

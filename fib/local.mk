@@ -34,6 +34,12 @@ tests_unit_fib_test_LDADD = fib/libfib.la $(CHECK_LIBS)
 tests_unit_fib_rcu_test_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
 tests_unit_fib_rcu_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) -lpthread
+# The pool's handles, against pool.c itself (libfib exports fib_ only).
+check_PROGRAMS += tests/unit/pool_test
+TESTS += tests/unit/pool_test
+tests_unit_pool_test_SOURCES = tests/unit/pool_test.c fib/pool.c
+tests_unit_pool_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_pool_test_LDADD = $(CHECK_LIBS) -lpthread
 
 # The race test again, sources compiled with ThreadSanitizer.
 if TSAN_TESTS

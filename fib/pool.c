@@ -126,7 +126,7 @@ struct pool_super {
 	uint32_t used;  /* chunks serving a class */
 	uint32_t cold;  /* chunks given back */
 	uint32_t huge;  /* advised MADV_HUGEPAGE */
-	uint32_t pad_;
+	uint32_t id;    /* its handle id (pool_handle), POOL_ID_NONE: none */
 	struct pool_chunk ch[POOL_NCHUNK];
 };
 _Static_assert(sizeof(struct pool_super) <= POOL_HDR, "superblock header fits a page");
@@ -134,7 +134,8 @@ _Static_assert(sizeof(struct pool_super) <= POOL_HDR, "superblock header fits a 
 struct pool_big {
 	struct pool_big *prev, *next;
 	size_t size;
-	uint64_t pad_; /* keep the object 16-byte aligned */
+	uint32_t id;   /* its handle id, POOL_ID_NONE: none */
+	uint32_t pad_; /* keep the object 16-byte aligned */
 };
 
 struct pool_class {
@@ -155,10 +156,42 @@ struct pool {
 	struct pool_big big; /* list head */
 	uint64_t bytes;
 	uint64_t reserved;
+	uint32_t id_next; /* where the search for a free handle id starts */
 #ifdef FIB_FAULT_INJECTION
 	long fail_after;
 #endif
+	/* handle id -> base address (superblock, or large object's mapping);
+	 * 0: free. Written under lock, read by anyone (atomics). */
+	uintptr_t idbase[POOL_NIDS];
 };
+
+#define POOL_ID_NONE UINT32_MAX
+
+/* A free handle id for the mapping at base, or POOL_ID_NONE (all taken:
+ * its objects get no handle). Context: lock held. */
+static uint32_t
+pool_id_get(struct pool *p, const void *base)
+{
+	for (uint32_t n = 0; n < POOL_NIDS; n++) {
+		uint32_t id = (p->id_next + n) % POOL_NIDS;
+
+		if (!p->idbase[id]) {
+			__atomic_store_n(&p->idbase[id], (uintptr_t)base, __ATOMIC_RELEASE);
+			p->id_next = (id + 1) % POOL_NIDS;
+			return id;
+		}
+	}
+	return POOL_ID_NONE;
+}
+
+/* The mapping is going: its objects were freed a grace period ago or
+ * more, so no reader holds a handle of it. Context: lock held. */
+static void
+pool_id_put(struct pool *p, uint32_t id)
+{
+	if (id != POOL_ID_NONE)
+		__atomic_store_n(&p->idbase[id], 0, __ATOMIC_RELAXED);
+}
 
 static void pool_big_unmap(struct pool_big *b);
 
@@ -325,6 +358,7 @@ pool_super_new(struct pool *p)
 	for (unsigned i = 0; i < POOL_NCHUNK; i++)
 		s->ch[i].state = POOL_CH_FREE;
 	s->huge = 1;
+	s->id = pool_id_get(p, s);
 	s->next = p->supers.next;
 	s->prev = &p->supers;
 	p->supers.next->prev = s;
@@ -346,6 +380,7 @@ pool_super_unmap(struct pool *p, struct pool_super *s)
 	s->prev->next = s->next;
 	s->next->prev = s->prev;
 	p->nsupers--;
+	pool_id_put(p, s->id);
 	munmap(s, POOL_SUPER);
 }
 
@@ -526,6 +561,7 @@ pool_alloc(struct pool *p, size_t size)
 			b = NULL;
 		if (b) {
 			b->size = csize;
+			b->id = pool_id_get(p, b);
 			b->next = p->big.next;
 			b->prev = &p->big;
 			p->big.next->prev = b;
@@ -579,6 +615,7 @@ pool_free(struct pool *p, void *obj, size_t size)
 		b->prev->next = b->next;
 		b->next->prev = b->prev;
 		__atomic_fetch_sub(&p->reserved, pool_big_len(csize), __ATOMIC_RELAXED);
+		pool_id_put(p, b->id);
 		pool_big_unmap(b);
 	} else {
 		struct pool_super *s = pool_super_of(obj);
@@ -616,6 +653,34 @@ uint64_t
 pool_reserved(const struct pool *p)
 {
 	return __atomic_load_n(&p->reserved, __ATOMIC_RELAXED);
+}
+
+uint32_t
+pool_handle(const struct pool *p, const void *obj, size_t size)
+{
+	size_t csize;
+	uint32_t id;
+	uintptr_t base;
+
+	(void)p;
+	if (pool_class_of(size, &csize) < 0) {
+		const struct pool_big *b = (const struct pool_big *)obj - 1;
+		id = b->id;
+		base = (uintptr_t)b;
+	} else {
+		const struct pool_super *s = pool_super_of(obj);
+		id = s->id;
+		base = (uintptr_t)s;
+	}
+	if (id == POOL_ID_NONE)
+		return 0;
+	return id << POOL_HANDLE_OFF_BITS | (uint32_t)(((uintptr_t)obj - base) >> 3);
+}
+
+const uintptr_t *
+pool_handle_table(const struct pool *p)
+{
+	return p->idbase;
 }
 
 #ifdef FIB_FAULT_INJECTION

@@ -42,6 +42,35 @@ uint64_t pool_bytes(const struct pool *p);
  * plus large objects. Context: any. */
 uint64_t pool_reserved(const struct pool *p);
 
+/*
+ * Handles: 29-bit names of pool objects, for structures that store many
+ * references (the compiled lookup table's answers and blocks) in 32 bits
+ * instead of 64. A handle is a mapping's id (a superblock or a large
+ * object, POOL_NIDS of them, so up to 4 GiB of superblocks) and the
+ * object's offset in it in 8-byte units (POOL_HANDLE_OFF_BITS); 0 is
+ * never a handle (an object never starts at its mapping's base). A
+ * mapping's id is taken when it is mapped and given back when it is
+ * unmapped, after its last object was freed: a handle is valid while its
+ * object is, for readers too (RCU).
+ */
+#define POOL_NIDS 2048u
+#define POOL_HANDLE_OFF_BITS 18
+
+/* obj's handle (size: its size at pool_alloc), 0 if its mapping got no
+ * id (more than POOL_NIDS mappings). Context: the object's owner. */
+uint32_t pool_handle(const struct pool *p, const void *obj, size_t size);
+/* The table pool_handle_ptr reads; fixed for the pool's life. Context: any. */
+const uintptr_t *pool_handle_table(const struct pool *p);
+
+/* The object of handle h (nonzero, of a live object). Context: any; a
+ * reader under RCU, for handles it read in the same read section. */
+static inline void *
+pool_handle_ptr(const uintptr_t *tab, uint32_t h)
+{
+	return (void *)(__atomic_load_n(&tab[h >> POOL_HANDLE_OFF_BITS], __ATOMIC_RELAXED) +
+			((uintptr_t)(h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) << 3));
+}
+
 #ifdef FIB_FAULT_INJECTION
 /* Fail the nth next allocation (1 = the next one); 0 disables. */
 void pool_fail_after(struct pool *p, long n);

@@ -126,7 +126,7 @@ struct TRIE_PREFIX {
 	struct tkv *root;
 	struct rootfb *rfb;
 	struct accel *accel; /* compiled table (accel_impl.h), NULL if off */
-	uint64_t *adflt;     /* writer scratch for wide rebuilds, kept */
+	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
 	struct accel *acheck; /* fib_check's copy, kept */
 	struct fib_ctx *ctx;
 	size_t routes;
@@ -1105,14 +1105,14 @@ TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 {
 	const struct accel *A = T_LOAD(t->accel);
 	struct fib_result res;
-	uint64_t v;
+	aword v;
 
 	if (!A || A->table != table || tos)
 		return TN(lookup_trie)(t, key, table, tos);
 	v = a_lookup(A, key);
 	if (v == A_ASK)
 		return TN(lookup_trie)(t, key, table, 0);
-	a_result(v, &res);
+	a_result(A, v, &res);
 	return res;
 }
 
@@ -1789,7 +1789,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 	if (t->accel) {
 		const struct accel *A = t->accel;
 		st->accel_table = A->table;
-		st->accel_bytes = sizeof(*A) + A_NDP * sizeof(uint64_t) + A->block_bytes;
+		st->accel_bytes = sizeof(*A) + A_NDP * sizeof(aword) + A->block_bytes;
 		st->accel_blocks = A->blocks;
 		st->accel_nodes = A->nodes;
 		st->accel_answers = A->answers;
