@@ -111,7 +111,9 @@ struct accel {
 static inline size_t
 ablk_size(uint32_t nn, uint32_t nl)
 {
-	return sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(aword);
+	/* in 32-byte steps: pool objects of such classes are 32-byte aligned,
+	 * so the header and the first node (32 bytes) share one cache line */
+	return (sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(aword) + 31) & ~(size_t)31;
 }
 
 static inline unsigned long
