@@ -28,10 +28,15 @@
 #include "tests/unit/lpm_model.h"
 
 #ifdef __SANITIZE_THREAD__
-enum { NS = 16, NC = 16, CHURN = 3000 };
+enum { NS_FULL = 16, NC_FULL = 16, CHURN_FULL = 3000 };
 #else
-enum { NS = 64, NC = 32, CHURN = 40000 };
+enum { NS_FULL = 64, NC_FULL = 32, CHURN_FULL = 40000 };
 #endif
+/* FIBD_TEST_SHORT set (make check-valgrind: the threads take turns, and
+ * each of the writer's grace periods waits for the readers' turns): a
+ * smaller table and churn, still many reclamation batches. */
+enum { NS_SHORT = 8, NC_SHORT = 16, CHURN_SHORT = 600 };
+static int ns = NS_FULL, nc = NC_FULL, churn = CHURN_FULL;
 #define NREADERS 2
 
 enum { PHASE_LOAD = 1, PHASE_CHURN = 2, PHASE_DELETE = 3, PHASE_DONE = 4 };
@@ -76,7 +81,7 @@ race_reader(void *arg)
 
 	fib_thread_online();
 	while (__atomic_load_n(&rc->phase, __ATOMIC_ACQUIRE) != PHASE_DONE) {
-		int s = (int)(lpm_rand(&seed) % NS), c = (int)(lpm_rand(&seed) % NC);
+		int s = (int)(lpm_rand(&seed) % ns), c = (int)(lpm_rand(&seed) % nc);
 		int phase = __atomic_load_n(&rc->phase, __ATOMIC_ACQUIRE);
 		struct fib_route rs, rcr;
 		union fib_addr a;
@@ -123,7 +128,7 @@ race_run(int family, unsigned mode)
 	struct fib_route r;
 	uint64_t seed = 42;
 	char msg[256];
-	bool *on = calloc(NS * NC, sizeof(*on));
+	bool *on = calloc(ns * nc, sizeof(*on));
 
 	fib_params_default(&p);
 	p.reclaim_mode = mode;
@@ -135,19 +140,19 @@ race_run(int family, unsigned mode)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, race_reader, &rc), 0);
 
 	/* load: S first in random order interleaved with C */
-	for (int s = 0; s < NS; s++) {
+	for (int s = 0; s < ns; s++) {
 		race_route(family, s, -1, &r);
 		ck_assert_int_eq(fib_add(rc.fib, &r, 0), 0);
-		for (int c = 0; c < NC; c += 2) {
+		for (int c = 0; c < nc; c += 2) {
 			race_route(family, s, c, &r);
 			ck_assert_int_eq(fib_add(rc.fib, &r, 0), 0);
-			on[s * NC + c] = true;
+			on[s * nc + c] = true;
 		}
 	}
 	__atomic_store_n(&rc.phase, PHASE_CHURN, __ATOMIC_RELEASE);
-	for (int i = 0; i < CHURN; i++) {
-		int k = (int)(lpm_rand(&seed) % (NS * NC));
-		race_route(family, k / NC, k % NC, &r);
+	for (int i = 0; i < churn; i++) {
+		int k = (int)(lpm_rand(&seed) % (ns * nc));
+		race_route(family, k / nc, k % nc, &r);
 		if (on[k])
 			ck_assert_int_eq(fib_del(rc.fib, &r), 0);
 		else
@@ -157,10 +162,10 @@ race_run(int family, unsigned mode)
 			ck_assert_msg(fib_check(rc.fib, msg, sizeof(msg)) == 0, "%s", msg);
 	}
 	__atomic_store_n(&rc.phase, PHASE_DELETE, __ATOMIC_RELEASE);
-	for (int s = 0; s < NS; s++) {
-		for (int c = 0; c < NC; c++) {
+	for (int s = 0; s < ns; s++) {
+		for (int c = 0; c < nc; c++) {
 			race_route(family, s, c, &r);
-			if (on[s * NC + c])
+			if (on[s * nc + c])
 				ck_assert_int_eq(fib_del(rc.fib, &r), 0);
 		}
 		race_route(family, s, -1, &r);
@@ -198,6 +203,11 @@ main(void)
 	SRunner *sr;
 	int failed;
 
+	if (getenv("FIBD_TEST_SHORT")) {
+		ns = NS_SHORT;
+		nc = NC_SHORT;
+		churn = CHURN_SHORT;
+	}
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_race4, 0, 2);
 	tcase_add_loop_test(tc, test_race6, 0, 2);

@@ -633,6 +633,11 @@ START_TEST(test_churn)
 		pthread_create(&r[i], NULL, churn_reader, &ch);
 	pthread_create(&w, NULL, churn_writer, &ch);
 	nanosleep(&ts, NULL);
+	/* Slow runs (valgrind runs one thread at a time): go on until the
+	 * writer has made 200 changes, for at most 30 s more. */
+	ts.tv_nsec = 50 * 1000 * 1000;
+	for (i = 0; i < 600 && __atomic_load_n(&ch.seq, __ATOMIC_ACQUIRE) < 2 * 200; i++)
+		nanosleep(&ts, NULL);
 	__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(w, NULL);
 	for (i = 0; i < 2; i++)
