@@ -32,3 +32,29 @@ tests_util_routes_test_LDADD = tests/util/libtestutil.la $(CHECK_LIBS) $(ZLIB_LI
 tests_util_tablegen_test_SOURCES = tests/util/tablegen_test.c
 tests_util_tablegen_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_util_tablegen_test_LDADD = tests/util/libtestutil.la $(CHECK_LIBS)
+
+# make check-valgrind: unit tests under valgrind memcheck, VALGRIND_JOBS at
+# a time (tests/valgrind.sh: any memcheck error or definite leak fails a
+# test; Check without fork; FIBD_TEST_SHORT=1, fewer iterations). Not part
+# of make check; a stage of ./quickstart test. Left out: the fault tests
+# (they count their own allocations and leaks, and fib_fault_test takes
+# over a minute natively), the *_tsan and *_asan builds.
+VALGRIND = valgrind
+VALGRIND_JOBS = 2
+VALGRIND_TESTS = \
+	tests/unit/fib_test \
+	tests/unit/fib_rcu_test \
+	tests/unit/flow_test \
+	tests/unit/conf_test \
+	tests/unit/ctl_test \
+	tests/unit/lookup_test \
+	tests/util/routes_test \
+	tests/util/tablegen_test
+dist_noinst_SCRIPTS += tests/valgrind.sh
+CLEANFILES += $(VALGRIND_TESTS:=.vg.log) $(VALGRIND_TESTS:=.vg.res)
+
+check-valgrind: $(VALGRIND_TESTS)
+	@LIBTOOL="$(LIBTOOL)" VALGRIND="$(VALGRIND)" \
+		$(SHELL) $(srcdir)/tests/valgrind.sh $(VALGRIND_JOBS) $(VALGRIND_TESTS)
+
+.PHONY: check-valgrind
