@@ -103,6 +103,7 @@ struct ingest {
 	enum ingest_step step;
 	int first;          /* the first dump: fib_load, then ready */
 	int resync_pending; /* another resync once this one is done */
+	int paused;         /* ingest_pause: another thread writes the FIB */
 	int strict;
 	int filtered;       /* current route dump carries a table filter */
 	struct ingest_set set, cur;
@@ -647,6 +648,8 @@ static void
 ingest_go_idle(struct ingest *ing)
 {
 	ing->phase = PH_IDLE;
+	if (ing->paused)
+		return; /* ingest_resume goes on from here */
 	if (ing->resync_pending) {
 		ing->resync_pending = 0;
 		ingest_start_dump(ing);
@@ -1106,7 +1109,7 @@ ingest_ev_read(evutil_socket_t fd, short what, void *arg)
 	struct ingest *ing = arg;
 	double deadline = ingest_deadline(ing);
 
-	while (ing->phase == PH_IDLE) {
+	while (ing->phase == PH_IDLE && !ing->paused) {
 		ssize_t n = recv(fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
 		const struct nlmsghdr *nlh;
 		int len;
@@ -1149,6 +1152,8 @@ ingest_work(evutil_socket_t fd, short what, void *arg)
 {
 	struct ingest *ing = arg;
 
+	if (ing->paused)
+		return;
 	if (ing->phase == PH_APPLY)
 		ingest_apply_slice(ing);
 	else if (ing->phase == PH_IDLE)
@@ -1158,7 +1163,7 @@ ingest_work(evutil_socket_t fd, short what, void *arg)
 void
 ingest_resync(struct ingest *ing)
 {
-	if (ing->phase != PH_IDLE) {
+	if (ing->phase != PH_IDLE || ing->paused) {
 		ing->resync_pending = 1;
 		return;
 	}
@@ -1170,8 +1175,37 @@ ingest_sync(struct ingest *ing, ingest_cb cb, void *arg)
 {
 	ing->sync_cb = cb;
 	ing->sync_arg = arg;
-	if (ing->phase == PH_IDLE)
+	if (ing->phase == PH_IDLE && !ing->paused)
 		event_active(ing->work, 0, 0);
+}
+
+/*
+ * While paused nothing is read from the event socket: route, link and
+ * next-hop messages wait there in order (a flood that fills the buffer
+ * costs an ENOBUFS and a resync after ingest_resume, as at any time);
+ * a resync asked for meanwhile starts on resume; a sync callback runs
+ * once the waiting events are applied after it.
+ */
+int
+ingest_pause(struct ingest *ing)
+{
+	if (!ingest_idle(ing) || ing->paused)
+		return -EBUSY;
+	ing->paused = 1;
+	event_del(ing->ev_read);
+	event_del(ing->work);
+	return 0;
+}
+
+void
+ingest_resume(struct ingest *ing)
+{
+	if (!ing->paused)
+		return;
+	ing->paused = 0;
+	ingest_go_idle(ing);
+	/* what arrived meanwhile is read at once (level-triggered), the
+	 * sync callback through the work event */
 }
 
 /* Setup. */
@@ -1277,6 +1311,12 @@ int
 ingest_idle(const struct ingest *ing)
 {
 	return ing->phase == PH_IDLE && !ing->load.running && !ing->resync_pending;
+}
+
+int
+ingest_paused(const struct ingest *ing)
+{
+	return ing->paused;
 }
 
 int

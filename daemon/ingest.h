@@ -31,6 +31,9 @@
  * one exception is the first load: fib_load is a single call, so it runs
  * on a loader thread that is the FIB's only writer until it hands back
  * (through an eventfd) and the main thread applies the queued events.
+ * The daemon lends the FIB to a thread of its own the same way
+ * (fib_compact): ingest_pause stops applying, events wait in the socket,
+ * ingest_resume applies them.
  *
  * The fields of struct ingest_conf are those of struct conf_netlink
  * (conf/conf.h): families bits, tables (none: all), rcvbuf, budget.
@@ -123,6 +126,20 @@ void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
 /* 1 when no dump, resync or load is running (the main thread may then
  * rebuild the FIB between two events), else 0. Context: main thread. */
 int ingest_idle(const struct ingest *ing);
+
+/*
+ * Stop applying kernel changes so that another thread may be the FIB's
+ * writer: the event socket is not read (its messages wait there, in
+ * order), a resync asked for meanwhile waits, an ingest_sync callback
+ * waits too. Only when idle (ingest_idle): returns 0, or -EBUSY (a dump,
+ * resync or load runs, or already paused). Context: main thread.
+ */
+int ingest_pause(struct ingest *ing);
+/* Apply what waited, from the oldest event on (and start a resync asked
+ * for meanwhile). Context: main thread, once the other writer is done. */
+void ingest_resume(struct ingest *ing);
+/* 1 between ingest_pause and ingest_resume. Context: main thread. */
+int ingest_paused(const struct ingest *ing);
 
 /* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */
 const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);
