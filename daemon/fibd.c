@@ -6,7 +6,8 @@
  * create the FIB with its thresholds, mirror the kernel's tables into it
  * (daemon/ingest), serve the control socket (daemon/ctl) and talk to
  * systemd (sd_notify), all on one libevent loop on the main thread, which
- * is the FIB's only writer once the first load is done.
+ * is the FIB's only writer once the first load is done, except while a
+ * compaction runs on its own thread.
  *
  *   start --conf--> fib_new, ingest_start, ctl_new --loop-->
  *     first dump in the FIB: READY=1, STATUS=
@@ -28,7 +29,29 @@
  * again on each SIGUSR1; SIGUSR1 first applies every event already
  * queued, so a test that changed the kernel and then signals sees the FIB
  * that follows from its changes. Files are written to FILE.tmp and
- * renamed. --once exits after the first write.
+ * renamed. --once exits after the first write. --compact-delay MS makes
+ * the compaction thread sleep MS ms before each pass, so that a test can
+ * act while a compaction runs.
+ *
+ * Threads and who may call what:
+ *   main thread: the libevent loop (netlink ingest, control socket,
+ *     metrics, signals, timers) and the FIB's writer, except while it
+ *     has lent the FIB to one of the two threads below.
+ *   loader thread (daemon/ingest.c): fib_load of the first dump; the
+ *     writer until ready.
+ *   compaction thread (fibd_compact_start .. fibd_compact_done): one
+ *     pass of a compaction (fibd_compactor_run: the decision, fib_compact,
+ *     the frees); the writer meanwhile. The main thread pauses the
+ *     ingest first (ingest_pause: events wait in the netlink socket),
+ *     then only reads: fib_count, fib_generation, lookups and fib_walk
+ *     under fib_read_lock; fib_stats gives way to the figures taken last
+ *     (fibd_fib_stats); fib_set_params and a new flow cache from a
+ *     reload wait (params_pending, cache_pending), `compact` is refused
+ *     (503), SIGTERM joins the thread before freeing. The thread signals
+ *     its end through an eventfd; the main thread joins it, reads its
+ *     results, applies what waited and resumes the ingest.
+ *   lookup threads (daemon/lookup.c) and the flow cache's expiry worker
+ *     (cache/): RCU readers of the FIB, never writers.
  */
 #include "config.h"
 
@@ -37,6 +60,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +68,10 @@
 #include <net/if.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -81,6 +107,36 @@ struct fibd_opts {
 	const char *dump_file;
 	const char *lookup_in, *lookup_out;
 	int once;
+	unsigned compact_delay_ms; /* the compaction thread sleeps first */
+};
+
+/*
+ * The compaction thread (fibd_compact_start): the FIB's only writer from
+ * its start until the main thread joins it in fibd_compact_done. The
+ * main thread sets the inputs before pthread_create and reads the
+ * results after pthread_join, nothing in between.
+ */
+struct fibd_compactor {
+	pthread_t thread;
+	int running;        /* the thread is the writer: ingest paused */
+	int efd;            /* eventfd: the thread is done */
+	struct event *done;
+	/* in */
+	struct fib *fib;
+	struct flow_cache *cache; /* pass 2: its stale entries dropped */
+	unsigned delay_ms;  /* test-only: --compact-delay */
+	int pass;           /* 1 (decides, unless forced), 2 */
+	int force;          /* fibctl compact: no decision, pass 2 at once */
+	unsigned margin;    /* fib.compact_margin, % */
+	uint64_t built_bytes;
+	size_t built_routes;
+	/* out */
+	int needed;         /* pass 1: past the margin, so compacted */
+	int err;            /* of fib_compact */
+	size_t routes;
+	uint64_t before, expected; /* pass 1: bytes held, expected */
+	struct fib_stats stats;    /* after the pass (pass 2: old trie freed) */
+	double seconds;     /* the thread's time, without --compact-delay */
 };
 
 struct fibd {
@@ -111,7 +167,17 @@ struct fibd {
 	size_t built_routes;  /* and its routes */
 	uint64_t settles, compactions, compact_failures, trims;
 	double compact_last, compact_max, trim_last;
+	struct fibd_compactor cw;
+	int cache_pending;     /* a reload's cache section waits for cw */
+	/* the last fib_stats (fibd_fib_stats): show trie and the metrics
+	 * answer from it while the compaction thread is the writer */
+	struct fib_stats stats;
+	int stats_valid;
 	double probe_last, probe_max;
+	/* the 1 ms probe also runs during a compaction (fibd_probe_watch):
+	 * the loop's longest stall from its start to its end */
+	int probe_watch;
+	double stall_cur, stall_last, stall_max;
 	double t_start;
 	int ready;
 	int params_pending; /* fib params changed while the loader was the writer */
@@ -146,6 +212,7 @@ fibd_usage(void)
 	fprintf(stderr,
 		"usage: fibd [-nv] [-c FILE] [-s SOCKET] [-f 4|6|46] [-t TABLE[,TABLE...]|all]\n"
 		"            [-b RCVBUF] [-B BUDGET_MS] [--dump FILE] [--lookup IN OUT] [--once]\n"
+		"            [--compact-delay MS]\n"
 		"  -c FILE  config file (default %s)\n"
 		"  -n       check the config and exit 0 or 1; with -v print the effective config\n"
 		"  -v       debug logging\n",
@@ -193,6 +260,7 @@ fibd_parse_args(struct fibd_opts *o, int argc, char **argv)
 		{ "dump", required_argument, NULL, 'D' },
 		{ "lookup", required_argument, NULL, 'L' },
 		{ "once", no_argument, NULL, 'O' },
+		{ "compact-delay", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -245,6 +313,9 @@ fibd_parse_args(struct fibd_opts *o, int argc, char **argv)
 			break;
 		case 'O':
 			o->once = 1;
+			break;
+		case 'K':
+			o->compact_delay_ms = (unsigned)fibd_num(optarg, 600000);
 			break;
 		default:
 			fibd_usage();
@@ -920,6 +991,9 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 	if ((changed & CONF_FIB) && o) {
 		if (!d->ready) {
 			d->params_pending = 1; /* the loader thread is the writer */
+		} else if (d->cw.running) {
+			d->params_pending = 1; /* the compaction thread is */
+			log_info("fib parameters: applied once the running compaction is done");
 		} else {
 			fibd_fib_params(n, &p);
 			if ((err = fib_set_params(d->fib, &p)) < 0)
@@ -971,8 +1045,16 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 		fibd_http_free(d);
 		d->http = n->metrics.enabled ? fibd_http_new(d, n->metrics.address) : NULL;
 	}
-	if ((changed & CONF_CACHE) && o)
-		fibd_cache_apply(d, n);
+	if ((changed & CONF_CACHE) && o) {
+		if (d->cw.running) {
+			/* the compaction thread drops the stale entries of
+			 * the cache it was given: swap it after */
+			d->cache_pending = 1;
+			log_info("flow cache: applied once the running compaction is done");
+		} else {
+			fibd_cache_apply(d, n);
+		}
+	}
 }
 
 /* Parse the whole file again; on errors keep the old conf. Error lines
@@ -1056,6 +1138,7 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "netlink_messages %llu\n", (unsigned long long)st.msgs);
 	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
 	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
+	evbuffer_add_printf(out, "compacting %s\n", d->cw.running ? "true" : "false");
 	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
 	evbuffer_add_printf(out, "control_refused %llu\n", (unsigned long long)cs.refused);
 	evbuffer_add_printf(out, "control_refused_fds %llu\n", (unsigned long long)cs.refused_fds);
@@ -1124,12 +1207,27 @@ fibd_show_cache(struct fibd *d, struct evbuffer *out)
 #undef P
 }
 
+/*
+ * fib_stats, or while the compaction thread is the writer the last
+ * figures taken (before its pass, or after the previous one). Context:
+ * main thread.
+ */
+static void
+fibd_fib_stats(struct fibd *d, struct fib_stats *st)
+{
+	if (!d->cw.running) {
+		fib_stats(d->fib, &d->stats);
+		d->stats_valid = 1;
+	}
+	*st = d->stats;
+}
+
 static void
 fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
 {
 	struct fib_stats st;
 
-	fib_stats(d->fib, &st);
+	fibd_fib_stats(d, &st);
 	for (int f = 0; f < 2; f++) {
 		const struct fib_trie_stats *t = f ? &st.v6 : &st.v4;
 		const char *k = f ? "v6" : "v4";
@@ -1244,19 +1342,28 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 		    "Quiet periods after churn checked for compaction (and malloc trimmed).");
 	evbuffer_add_printf(out, "fibd_settles_total %llu\n", (unsigned long long)d->settles);
 	fibd_metric(out, "compaction_pending", "gauge",
-		    "1 while a compaction's second pass or its old trie's freeing is due.");
+		    "1 while a compaction runs, or its second pass or reference is due.");
 	evbuffer_add_printf(out, "fibd_compaction_pending %d\n",
-			    d->compact_pass || d->built_pending);
+			    d->cw.running || d->compact_pass || d->built_pending);
+	fibd_metric(out, "compaction_running", "gauge",
+		    "1 while the compaction thread rebuilds the FIB (netlink changes wait).");
+	evbuffer_add_printf(out, "fibd_compaction_running %d\n", d->cw.running);
 	fibd_metric(out, "compactions_total", "counter", "FIB rebuilds by fib_compact (passes).");
 	evbuffer_add_printf(out, "fibd_compactions_total %llu\n", (unsigned long long)d->compactions);
 	fibd_metric(out, "compaction_failures_total", "counter", "fib_compact errors (FIB unchanged).");
 	evbuffer_add_printf(out, "fibd_compaction_failures_total %llu\n",
 			    (unsigned long long)d->compact_failures);
 	fibd_metric(out, "compaction_seconds_last", "gauge",
-		    "Event loop stall of the last compaction.");
+		    "The compaction thread's time for the last pass.");
 	evbuffer_add_printf(out, "fibd_compaction_seconds_last %.6f\n", d->compact_last);
-	fibd_metric(out, "compaction_seconds_max", "gauge", "Longest compaction stall.");
+	fibd_metric(out, "compaction_seconds_max", "gauge", "Longest compaction pass.");
 	evbuffer_add_printf(out, "fibd_compaction_seconds_max %.6f\n", d->compact_max);
+	fibd_metric(out, "compaction_loop_stall_seconds_last", "gauge",
+		    "Longest event-loop stall during the last compaction (1 ms probe).");
+	evbuffer_add_printf(out, "fibd_compaction_loop_stall_seconds_last %.6f\n", d->stall_last);
+	fibd_metric(out, "compaction_loop_stall_seconds_max", "gauge",
+		    "Longest event-loop stall during any compaction.");
+	evbuffer_add_printf(out, "fibd_compaction_loop_stall_seconds_max %.6f\n", d->stall_max);
 	fibd_metric(out, "malloc_trims_total", "counter", "malloc_trim calls.");
 	evbuffer_add_printf(out, "fibd_malloc_trims_total %llu\n", (unsigned long long)d->trims);
 	{
@@ -1298,7 +1405,7 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 			    (unsigned long long)d->reload_failures);
 	if (!d->ready)
 		return; /* fib_stats is for the writer: the loader thread has it */
-	fib_stats(d->fib, &fs);
+	fibd_fib_stats(d, &fs);
 	fibd_metric(out, "trie_depth_max", "gauge", "Deepest leaf of the trie.");
 	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv4\"} %u\n", fs.v4.depth_max);
 	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv6\"} %u\n", fs.v6.depth_max);
@@ -1340,10 +1447,13 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 		w.filter = cmd->has_prefix;
 		w.plen = cmd->plen;
 		w.prefix = cmd->prefix;
+		/* a reader's walk: the compaction thread may be the writer */
+		fib_read_lock();
 		if (!cmd->family || cmd->family == AF_INET)
 			fib_walk(d->fib, AF_INET, fibd_route_line, &w);
 		if (!cmd->family || cmd->family == AF_INET6)
 			fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+		fib_read_unlock();
 		snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
 		break;
 	case CTL_SHOW_CONFIG:
@@ -1406,6 +1516,11 @@ fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, 
 	case CTL_COMPACT:
 		if (!d->ready)
 			goto not_ready;
+		if (d->cw.running) {
+			r->code = 503;
+			snprintf(r->msg, sizeof(r->msg), "compaction running, try again");
+			break;
+		}
 		if (!ingest_idle(d->ing)) {
 			r->code = 503;
 			snprintf(r->msg, sizeof(r->msg), "busy: a dump or resync is running");
@@ -1579,11 +1694,42 @@ static void
 fibd_probe(evutil_socket_t fd, short what, void *arg)
 {
 	struct fibd *d = arg;
-	double now = fibd_now();
+	double now = fibd_now(), gap = now - d->probe_last;
 
-	if (now - d->probe_last > d->probe_max)
-		d->probe_max = now - d->probe_last;
+	if (d->probe_watch) {
+		if (gap > d->stall_cur)
+			d->stall_cur = gap;
+	} else if (gap > d->probe_max) {
+		d->probe_max = gap;
+	}
 	d->probe_last = now;
+}
+
+/* Run the 1 ms probe from t0 (the start of the main thread's own part)
+ * until fibd_probe_unwatch: the loop's longest stall during a
+ * compaction. Context: main thread, once ready. */
+static void
+fibd_probe_watch(struct fibd *d, double t0)
+{
+	if (d->probe_watch)
+		return;
+	d->probe_watch = 1;
+	d->stall_cur = 0;
+	d->probe_last = t0;
+	event_add(d->probe, &(struct timeval){ 0, 1000 });
+}
+
+static void
+fibd_probe_unwatch(struct fibd *d)
+{
+	if (!d->probe_watch)
+		return;
+	fibd_probe(-1, 0, d); /* up to now: the main thread's last steps */
+	event_del(d->probe);
+	d->probe_watch = 0;
+	d->stall_last = d->stall_cur;
+	if (d->stall_cur > d->stall_max)
+		d->stall_max = d->stall_cur;
 }
 
 /*
@@ -1595,15 +1741,22 @@ fibd_probe(evutil_socket_t fd, short what, void *arg)
  * or resync running), fibd_settle compares the bytes
  * the FIB holds with those of the last bulk build scaled to today's
  * routes; past fib.compact_margin percent (and FIBD_COMPACT_MIN bytes)
- * it rebuilds both families with fib_compact. The main thread is the
- * FIB's writer, so the loop (netlink events, the control socket) stalls
- * for about as long as fib_load of the same routes takes (0.2-0.4 s for
- * 1M routes) while lookups go on (RCU); the stall is logged and counted
- * (fibd_compaction_seconds_*). It stays rare: only after churn that grew
- * the FIB by the margin, at most once per quiet period, in two passes a
- * second apart (see fibd_settle). Every settle then
- * gives malloc's free pages back (malloc_trim): flow cache entries and
- * netlink buffers churn through malloc, whose arenas keep their peak.
+ * it rebuilds both families with fib_compact. A rebuild takes about as
+ * long as fib_load of the same routes (0.8-1.4 s for the 1.2M routes of
+ * a tier-1 table on a loaded machine), so it runs on the compaction
+ * thread (fibd_compact_start), the FIB's writer meanwhile, as the first
+ * dump's fib_load runs on ingest's loader thread: the ingest is paused
+ * (kernel changes wait in the netlink socket and are applied after, in
+ * order), the control socket and the metrics keep answering, lookups
+ * go on (RCU). The pass's time is logged and counted
+ * (fibd_compaction_seconds_*), and so is the loop's longest stall
+ * meanwhile (fibd_compaction_loop_stall_seconds_*: what the main thread
+ * still does itself, the decision's fib_reclaim_barrier and fib_stats,
+ * the flush of stale cache entries, malloc_trim). It stays rare: only
+ * after churn that grew the FIB by the margin, at most once per quiet
+ * period, in two passes a second apart (see fibd_settle). Every settle
+ * then gives malloc's free pages back (malloc_trim): flow cache entries
+ * and netlink buffers churn through malloc, whose arenas keep their peak.
  */
 /* generation steps in a 1 s tick that still count as quiet: 100 route
  * changes (each moves the generation twice) */
@@ -1611,25 +1764,31 @@ fibd_probe(evutil_socket_t fd, short what, void *arg)
 #define FIBD_COMPACT_MIN (1u << 20) /* bytes over the expected size, at least */
 #define FIBD_BUILT_MIN_ROUTES 1000  /* smaller tables are all fixed costs */
 
-/* Remember what a bulk build holds per route, once its old trie is freed.
- * Context: main thread, the FIB's writer. */
+/* Remember what a bulk build holds per route: bytes of routes routes,
+ * measured once its old trie was freed. A small table is mostly fixed
+ * costs: its bytes per route would make a later full table look
+ * compact, so the reference of the larger table stays until one of
+ * comparable size replaces it. Context: main thread. */
+static void
+fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
+{
+	d->built_pending = 0;
+	if (routes < FIBD_BUILT_MIN_ROUTES || routes < d->built_routes / 2)
+		return;
+	d->built_bytes = bytes;
+	d->built_routes = routes;
+	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)bytes / 1e6, routes);
+}
+
+/* The first load's reference. Context: main thread, the FIB's writer. */
 static void
 fibd_built_measure(struct fibd *d)
 {
 	struct fib_stats st;
-	size_t routes = fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6);
 
-	d->built_pending = 0;
-	/* A small table is mostly fixed costs: its bytes per route would
-	 * make a later full table look compact. Keep the reference of the
-	 * larger table until one of comparable size replaces it. */
-	if (routes < FIBD_BUILT_MIN_ROUTES || routes < d->built_routes / 2)
-		return;
 	fib_reclaim_barrier(d->fib);
-	fib_stats(d->fib, &st);
-	d->built_bytes = st.bytes;
-	d->built_routes = routes;
-	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)st.bytes / 1e6, routes);
+	fibd_fib_stats(d, &st);
+	fibd_built_set(d, st.bytes, fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6));
 }
 
 static void
@@ -1643,51 +1802,200 @@ fibd_trim(struct fibd *d)
 }
 
 /*
- * After a compaction every flow cache entry is stale (the generation
- * moved): drop them now rather than one by one as lookups and the expiry
- * worker meet them, and wait for their grace period, so that the trim
- * that follows gives their malloc pages back and the entries cached
- * afterwards are packed in few pages. Context: main thread, outside read
- * sections.
+ * One job of the compaction thread. Pending frees first: the bytes are
+ * then the FIB's own, and the rebuild allocates with no free in between
+ * (fib/pool.c then puts it in fresh and sparse chunks). Pass 1 (unless
+ * forced) compares the bytes held with the last bulk build's scaled to
+ * today's routes and stops there below fib.compact_margin percent (and
+ * FIBD_COMPACT_MIN bytes). Then the rebuild of both families, the old
+ * tries handed to call_rcu at once. After pass 2 every flow cache entry
+ * is stale (the generation moved): they are dropped now rather than one
+ * by one as lookups and the expiry worker meet them, and the thread
+ * waits for the old tries' and the entries' grace period (rcu_barrier),
+ * so that the trim that follows gives their malloc pages back, the
+ * entries cached afterwards are packed in few pages, and the figures
+ * taken last are those of a bulk build. Context: the FIB's writer: the
+ * compaction thread (or the main thread when none could be created),
+ * registered, outside read sections.
  */
 static void
-fibd_flush_stale(struct fibd *d)
+fibd_compactor_run(struct fibd_compactor *c)
 {
-	if (!d->cache)
-		return;
-	flow_cache_flush(d->cache);
-	fib_reclaim_barrier(d->fib); /* rcu_barrier: the cache's batches too */
+	double t0;
+
+	if (c->delay_ms)
+		nanosleep(&(struct timespec){ c->delay_ms / 1000,
+					      (long)(c->delay_ms % 1000) * 1000000 }, NULL);
+	t0 = fibd_now();
+	fib_reclaim_barrier(c->fib);
+	c->needed = 1;
+	c->err = 0;
+	c->routes = fib_count(c->fib, AF_INET) + fib_count(c->fib, AF_INET6);
+	if (c->pass == 1) {
+		fib_stats(c->fib, &c->stats);
+		c->before = c->stats.bytes;
+		c->expected = 0;
+		if (c->built_routes)
+			c->expected = (uint64_t)((double)c->built_bytes * (double)c->routes /
+						 (double)c->built_routes);
+		c->needed = c->force ||
+			    (c->before >= c->expected + FIBD_COMPACT_MIN &&
+			     c->before * 100 > c->expected * (100 + (uint64_t)c->margin));
+	}
+	if (c->needed) {
+		c->err = fib_compact(c->fib, AF_UNSPEC);
+		fib_reclaim_flush(c->fib);
+		if (c->pass == 2 && c->err == 0) {
+			if (c->cache)
+				flow_cache_flush(c->cache);
+			fib_reclaim_barrier(c->fib); /* rcu_barrier: the cache's batches too */
+		}
+		fib_stats(c->fib, &c->stats);
+	}
+	c->seconds = fibd_now() - t0;
+}
+
+static void *
+fibd_compactor_main(void *arg)
+{
+	struct fibd_compactor *c = arg;
+	uint64_t one = 1;
+
+	fib_thread_online();
+	fibd_compactor_run(c);
+	fib_thread_offline();
+	if (write(c->efd, &one, sizeof(one)) < 0) {
+		/* the eventfd cannot overflow with one write per pass */
+	}
+	return NULL;
+}
+
+static void fibd_compact_done(evutil_socket_t fd, short what, void *arg);
+
+/*
+ * Lend the FIB to the compaction thread for one pass: pause the ingest
+ * (already paused between the two passes of a forced compaction), start
+ * the 1 ms probe of the loop's stalls from t0, start the thread;
+ * fibd_compact_done takes the FIB back. Returns 0 or -EBUSY (the ingest
+ * is not idle). Context: main thread, the FIB's writer, no compaction
+ * running.
+ */
+static int
+fibd_compact_start(struct fibd *d, int pass, int force, double t0)
+{
+	struct fibd_compactor *c = &d->cw;
+	int err;
+
+	if (!ingest_paused(d->ing) && ingest_pause(d->ing) < 0)
+		return -EBUSY;
+	if (!d->stats_valid) {
+		fib_stats(d->fib, &d->stats);
+		d->stats_valid = 1;
+	}
+	fibd_probe_watch(d, t0);
+	c->pass = pass;
+	c->force = force;
+	c->cache = d->cache;
+	c->margin = d->conf->fib.compact_margin;
+	c->built_bytes = d->built_bytes;
+	c->built_routes = d->built_routes;
+	c->running = 1;
+	err = pthread_create(&c->thread, NULL, fibd_compactor_main, c);
+	if (err) {
+		log_warnx("compaction thread: %s: compacting on the main thread", strerror(err));
+		fibd_compactor_run(c);
+		fibd_compact_done(-1, 0, d);
+	}
+	return 0;
+}
+
+/* The compaction is over (done, failed, not needed, or its second pass
+ * left for the next quiet tick): apply what a reload left for later,
+ * trim, stop watching the loop, apply kernel changes again. Context:
+ * main thread, the FIB's writer. */
+static void
+fibd_compact_end(struct fibd *d)
+{
+	if (d->cache_pending) {
+		d->cache_pending = 0;
+		fibd_cache_apply(d, d->conf);
+	}
+	fibd_trim(d);
+	fibd_probe_unwatch(d);
+	ingest_resume(d->ing);
 }
 
 /*
- * One rebuild (fib_compact of both families), the old trie handed to
- * call_rcu at once. Returns 0 or -errno. Context: main thread, the FIB's
- * writer, ingest idle.
+ * The compaction thread is done (eventfd; fd -1: it ran on the main
+ * thread): join it, count, apply fib parameters a reload left pending,
+ * then start the second pass (forced) or finish. Context: main thread.
  */
-static int
-fibd_compact(struct fibd *d)
+static void
+fibd_compact_done(evutil_socket_t fd, short what, void *arg)
 {
-	double t0 = fibd_now(), dt;
-	int err;
+	struct fibd *d = arg;
+	struct fibd_compactor *c = &d->cw;
+	uint64_t v;
 
-	/* Pending frees first, so that the rebuild allocates with no free in
-	 * between: fib/pool.c then puts it in fresh and sparse chunks. */
-	fib_reclaim_barrier(d->fib);
-	err = fib_compact(d->fib, AF_UNSPEC);
-	fib_reclaim_flush(d->fib);
-	dt = fibd_now() - t0;
+	if (fd >= 0) {
+		if (read(fd, &v, sizeof(v)) < 0)
+			return;
+		pthread_join(c->thread, NULL);
+	}
+	c->running = 0;
+	d->stats = c->stats; /* the writer's figures: the FIB as the thread left it */
 	d->settle_gen = d->compact_gen = fib_generation(d->fib);
-	if (err < 0) {
+	if (d->params_pending) {
+		struct fib_params p;
+		int err;
+
+		fibd_fib_params(d->conf, &p);
+		if ((err = fib_set_params(d->fib, &p)) < 0)
+			log_warnx("fib parameters: %s", strerror(-err));
+		else
+			log_info("fib parameters of the reload applied now that the compaction "
+				 "thread is done");
+		d->params_pending = 0;
+	}
+	if (!c->needed) {
+		fibd_compact_end(d);
+		log_debug("fib: %.1f MB held for %zu routes, %.1f MB expected: no compaction "
+			  "(%.0f ms on the compaction thread)", c->before / 1e6, c->routes,
+			  c->expected / 1e6, c->seconds * 1e3);
+		return;
+	}
+	if (c->err < 0) {
 		d->compact_failures++;
 		d->compact_pass = 0;
-		log_warnx("fib compaction: %s", strerror(-err));
-		return err;
+		fibd_compact_end(d);
+		log_warnx("fib compaction: %s (pass %d)", strerror(-c->err), c->pass);
+		return;
 	}
 	d->compactions++;
-	d->compact_last = dt;
-	if (dt > d->compact_max)
-		d->compact_max = dt;
-	return 0;
+	d->compact_last = c->seconds;
+	if (c->seconds > d->compact_max)
+		d->compact_max = c->seconds;
+	if (c->pass == 1) {
+		log_info("fib compacted: %zu routes, %.1f MB held, %.1f MB expected from the last "
+			 "bulk build; %.0f ms on the compaction thread%s", c->routes,
+			 c->before / 1e6, c->expected / 1e6, c->seconds * 1e3,
+			 c->force ? ", second pass now" : "");
+		if (c->force && fibd_compact_start(d, 2, 1, d->probe_last) == 0)
+			return;
+		d->compact_pass = 1;
+		fibd_compact_end(d);
+		log_info("fib compaction: event loop stalled at most %.1f ms; second pass due",
+			 d->stall_last * 1e3);
+		return;
+	}
+	d->compact_pass = 0;
+	/* the thread measured the bulk build after freeing the old trie:
+	 * the reference, kept if nothing changes until the next quiet tick */
+	d->built_pending = 1;
+	fibd_compact_end(d);
+	log_info("fib compacted, second pass: %.0f ms on the compaction thread (old trie and "
+		 "stale cache entries freed), %.1f MB held; event loop stalled at most %.1f ms",
+		 c->seconds * 1e3, c->stats.bytes / 1e6, d->stall_last * 1e3);
 }
 
 /*
@@ -1696,60 +2004,31 @@ fibd_compact(struct fibd *d)
  * rebuild partly fills holes in chunks of the old trie, which keep those
  * chunks once the old trie is gone; the second, after the first's old
  * trie is freed, moves everything into dense chunks (fib/pool.c). The
- * second pass runs at the next quiet tick (force: now), so the loop
- * answers in between. Returns 1 if it compacted, 0 if not needed,
- * -errno. msg (may be NULL) gets one line for the operator. Context: main
- * thread, the FIB's writer, ingest idle.
+ * second pass runs at the next quiet tick (force: as soon as the first
+ * is done), so the loop answers in between. The decision and both
+ * passes run on the compaction thread (fibd_compactor_run): this starts
+ * the first. Returns 0 (started) or -errno. msg (may be NULL) gets one
+ * line for the operator. Context: main thread, the FIB's writer, ingest
+ * idle, no compaction running.
  */
 static int
 fibd_settle(struct fibd *d, int force, char *msg, size_t len)
 {
-	struct fib_stats st;
 	size_t routes = fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6);
-	unsigned margin = d->conf->fib.compact_margin;
-	uint64_t expected = 0, before;
 	int err;
 
 	d->settles++;
-	fib_reclaim_barrier(d->fib); /* the bytes are then the FIB's own */
-	fib_stats(d->fib, &st);
-	before = st.bytes;
-	if (d->built_routes)
-		expected = (uint64_t)((double)d->built_bytes * (double)routes /
-				      (double)d->built_routes);
-	if (!force && (before < expected + FIBD_COMPACT_MIN ||
-		       before * 100 <= expected * (100 + (uint64_t)margin))) {
+	err = fibd_compact_start(d, 1, force, fibd_now());
+	if (err < 0) {
 		fibd_trim(d);
-		log_debug("fib: %.1f MB held for %zu routes, %.1f MB expected: no compaction",
-			  before / 1e6, routes, expected / 1e6);
 		if (msg)
-			snprintf(msg, len, "not needed: %.1f MB held, %.1f MB expected", before / 1e6,
-				 expected / 1e6);
-		return 0;
+			snprintf(msg, len, "failed: %s", strerror(-err));
+		return err;
 	}
-	err = fibd_compact(d);
-	if (!err) {
-		double first = d->compact_last;
-
-		d->compact_pass = 1;
-		if (force) {
-			err = fibd_compact(d);
-			d->compact_pass = 0;
-			d->built_pending = 1;
-			fibd_flush_stale(d);
-		}
-		log_info("fib compacted: %zu routes, %.1f MB held, %.1f MB expected from the "
-			 "last bulk build; event loop stalled %.0f ms%s", routes, before / 1e6,
-			 expected / 1e6, first * 1e3, force ? "" : ", second pass due");
-		if (msg)
-			snprintf(msg, len, "compacted %zu routes, %.1f MB held before; stalls %.0f ms "
-				 "and %.0f ms", routes, before / 1e6, first * 1e3,
-				 d->compact_last * 1e3);
-	} else if (msg) {
-		snprintf(msg, len, "failed: %s", strerror(-err));
-	}
-	fibd_trim(d);
-	return err < 0 ? err : 1;
+	if (msg)
+		snprintf(msg, len, "compaction started: %zu routes, two passes on the compaction "
+			 "thread (show summary: compacting; the log has the result)", routes);
+	return 0;
 }
 
 static void
@@ -1759,6 +2038,8 @@ fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
 	uint64_t gen = fib_generation(d->fib), quiet_us = d->conf->fib.compact_quiet_us;
 	double now = fibd_now();
 
+	if (d->cw.running)
+		return; /* fibd_compact_done takes it from there */
 	if (gen - d->settle_gen >= FIBD_QUIET_CHANGES || !ingest_idle(d->ing) || d->writing)
 		d->busy_at = now;
 	if (gen != d->settle_gen)
@@ -1773,17 +2054,12 @@ fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
 		d->built_pending = 0;
 	}
 	if (d->compact_pass == 1) {
-		if (fibd_compact(d) == 0)
-			log_info("fib compacted, second pass: event loop stalled %.0f ms",
-				 d->compact_last * 1e3);
-		d->compact_pass = 0;
-		d->built_pending = 1;
-		fibd_flush_stale(d);
-		fibd_trim(d);
+		if (fibd_compact_start(d, 2, 0, now) < 0)
+			d->compact_pass = 0;
 		return;
 	}
 	if (d->built_pending) {
-		fibd_built_measure(d);
+		fibd_built_set(d, d->cw.stats.bytes, d->cw.routes);
 		fibd_trim(d);
 		return;
 	}
@@ -1983,6 +2259,14 @@ main(int argc, char **argv)
 	d.settle = event_new(d.base, -1, EV_PERSIST, fibd_settle_tick, &d);
 	if (!d.settle)
 		fatalx("settle timer");
+	d.cw.fib = d.fib;
+	d.cw.delay_ms = d.opts.compact_delay_ms;
+	d.cw.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d.cw.efd < 0)
+		fatal("eventfd");
+	d.cw.done = event_new(d.base, d.cw.efd, EV_READ | EV_PERSIST, fibd_compact_done, &d);
+	if (!d.cw.done || event_add(d.cw.done, NULL) < 0)
+		fatalx("compaction event");
 	d.status = event_new(d.base, -1, EV_PERSIST, fibd_status_tick, &d);
 	if (!d.status || event_add(d.status, &(struct timeval){ 5, 0 }) < 0)
 		fatalx("status timer");
@@ -2005,6 +2289,15 @@ main(int argc, char **argv)
 	event_base_dispatch(d.base);
 
 	t_stop = fibd_now();
+	if (d.cw.running) {
+		/* fib_compact cannot be interrupted: wait for the pass (about
+		 * a second for a full table), then free as usual */
+		pthread_join(d.cw.thread, NULL);
+		d.cw.running = 0;
+		log_info("compaction thread joined in %.3f s", fibd_now() - t_stop);
+	}
+	event_free(d.cw.done);
+	close(d.cw.efd);
 	fibd_log_stats(&d);
 	ctl_free(d.ctl);
 	ctl_free(d.ctl_old);
