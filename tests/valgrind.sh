@@ -43,6 +43,8 @@ run_one() {
 	t=$1
 	log=$t.vg.log
 	t0=$(date +%s)
+	# (unquoted: LIBTOOL is "SHELL ./libtool", VALGRIND_FLAGS a list)
+	# shellcheck disable=SC2086
 	$LIBTOOL --mode=execute "$VALGRIND" -q --error-exitcode=1 \
 		--leak-check=full --errors-for-leak-kinds=definite \
 		--show-leak-kinds=definite --fair-sched=yes \
