@@ -176,7 +176,7 @@ while { [ "$(metric fibd_settles_total)" = "$s0" ] || [ "$(metric fibd_compactio
 	[ "$(echo "$(now) - $t0 < 60" | bc)" = 1 ]; do
 	sleep 0.5
 done
-echo "settled after $(since "$t0") s: $(metric fibd_compactions_total) compactions, last stall $(metric fibd_compaction_seconds_last) s, longest $(metric fibd_compaction_seconds_max) s"
+echo "settled after $(since "$t0") s: $(metric fibd_compactions_total) compactions, last pass $(metric fibd_compaction_seconds_last) s, longest $(metric fibd_compaction_seconds_max) s (compaction thread), event loop stalled at most $(metric fibd_compaction_loop_stall_seconds_max) s"
 echo "  memory: $(mem)"
 kill -TERM $RPIDS
 fail=0
