@@ -121,6 +121,7 @@ struct ingest {
 		struct event *done;
 		struct ingest_set set;
 		int err;
+		uint64_t loaded;  /* routes the thread loaded: counted after the join */
 	} load;
 	struct nl_route scratch;
 };
@@ -696,7 +697,7 @@ ingest_load_set(struct ingest *ing, struct ingest_set *s)
 		if (ret < 0)
 			err = ret;
 		else
-			ing->st.routes_loaded += j - i;
+			ing->load.loaded += j - i; /* not st: the main thread reads it */
 		i = j;
 	}
 	return err;
@@ -752,6 +753,8 @@ ingest_load_done(evutil_socket_t fd, short what, void *arg)
 		pthread_join(ing->load.thread, NULL);
 		ing->load.running = 0;
 	}
+	ing->st.routes_loaded += ing->load.loaded;
+	ing->load.loaded = 0;
 	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
 	if (ing->load.err < 0) {
 		log_warnx("fib_load: %s: resync", strerror(-ing->load.err));
