@@ -1251,7 +1251,7 @@ TN(add_leaf)(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key,
 			info_put(t->ctx->it, fi);
 			return err;
 		}
-		t->routes++;
+		T_STORE8(t->routes, t->routes + 1); /* fib_count reads it from any thread */
 		rfb_after(t, key, (int)slen);
 		return 0;
 	}
@@ -1310,7 +1310,7 @@ TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tlea
 			memcpy(nl->fa, l->fa, at * sizeof(na));
 			nl->fa[at] = na;
 			memcpy(nl->fa + at + 1, l->fa + at, (n - at) * sizeof(na));
-			t->routes++;
+			T_STORE8(t->routes, t->routes + 1); /* fib_count reads it from any thread */
 		}
 		nl->kv.slen = nl->fa[nl->kv.n - 1].slen;
 		/* push first: put_child raises the parent, which would stop it */
@@ -1375,7 +1375,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		elem_retire(t, &l->kv);
 	}
 	info_put(t->ctx->it, fi);
-	t->routes--;
+	T_STORE8(t->routes, t->routes - 1);
 	a_revalidate(t, key, oslen);
 	return 0;
 }
@@ -1667,7 +1667,7 @@ TN(load_publish)(struct TRIE_PREFIX *t, void *tree, size_t routes)
 	struct tkv *old = t->root;
 
 	T_STORE(t->root, (struct tkv *)tree);
-	t->routes = routes;
+	T_STORE8(t->routes, routes);
 	rfb_rebuild(t);
 	a_replace(t);
 	tree_release(t, old, true);
@@ -1690,7 +1690,7 @@ TN(flush)(struct TRIE_PREFIX *t)
 	rfb_rebuild(t);
 	a_replace(t);
 	tree_release(t, old, true);
-	t->routes = 0;
+	T_STORE8(t->routes, 0);
 }
 
 struct TRIE_PREFIX *
@@ -1714,7 +1714,7 @@ TN(free)(struct TRIE_PREFIX *t)
 size_t
 TN(count)(const struct TRIE_PREFIX *t)
 {
-	return t->routes;
+	return T_LOAD8(t->routes); /* Context: any (the writer stores atomically) */
 }
 
 /* ----------------------------------------------------- walk, stats, check */
