@@ -43,9 +43,9 @@
  *     pass of a compaction (fibd_compactor_run: the decision, fib_compact,
  *     the frees); the writer meanwhile. The main thread pauses the
  *     ingest first (ingest_pause: events wait in the netlink socket),
- *     then only reads: fib_generation, lookups and fib_walk under
- *     fib_read_lock; fib_count and fib_stats give way to the figures
- *     taken last (fibd_routes, fibd_fib_stats); fib_set_params and a new flow cache from a
+ *     then only reads: fib_count, fib_generation, lookups and fib_walk
+ *     under fib_read_lock; fib_stats gives way to the figures taken last
+ *     (fibd_fib_stats); fib_set_params and a new flow cache from a
  *     reload wait (params_pending, cache_pending), `compact` is refused
  *     (503), SIGTERM joins the thread before freeing. The thread signals
  *     its end through an eventfd; the main thread joins it, reads its
@@ -168,7 +168,6 @@ struct fibd {
 	uint64_t settles, compactions, compact_failures, trims;
 	double compact_last, compact_max, trim_last;
 	struct fibd_compactor cw;
-	size_t cw_routes4, cw_routes6; /* fib_count before it: a pass keeps them */
 	int cache_pending;     /* a reload's cache section waits for cw */
 	/* the last fib_stats (fibd_fib_stats): show trie and the metrics
 	 * answer from it while the compaction thread is the writer */
@@ -205,19 +204,6 @@ fibd_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/*
- * fib_count for the main thread: while the compaction thread is the
- * writer, the counts taken before it started (a rebuild keeps every
- * route; the trie's counters are the writer's fields).
- */
-static size_t
-fibd_routes(const struct fibd *d, int family)
-{
-	if (d->cw.running)
-		return family == AF_INET6 ? d->cw_routes6 : d->cw_routes4;
-	return fib_count(d->fib, family);
 }
 
 static void
@@ -785,7 +771,7 @@ fibd_status(struct fibd *d)
 
 	if (d->ready)
 		snprintf(line, sizeof(line), "%zu IPv4 / %zu IPv6 routes",
-			 fibd_routes(d, AF_INET), fibd_routes(d, AF_INET6));
+			 fib_count(d->fib, AF_INET), fib_count(d->fib, AF_INET6));
 	else
 		snprintf(line, sizeof(line), "loading: %zu IPv4 / %zu IPv6 routes so far",
 			 fib_count(d->fib, AF_INET), fib_count(d->fib, AF_INET6));
@@ -1142,8 +1128,8 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	ctl_stats(d->ctl, &cs);
 	evbuffer_add_printf(out, "ready %s\n", d->ready ? "true" : "false");
 	evbuffer_add_printf(out, "ingest_seconds %.3f\n", d->ready ? st.ingest_seconds : 0.0);
-	evbuffer_add_printf(out, "routes_v4 %zu\n", fibd_routes(d, AF_INET));
-	evbuffer_add_printf(out, "routes_v6 %zu\n", fibd_routes(d, AF_INET6));
+	evbuffer_add_printf(out, "routes_v4 %zu\n", fib_count(d->fib, AF_INET));
+	evbuffer_add_printf(out, "routes_v6 %zu\n", fib_count(d->fib, AF_INET6));
 	evbuffer_add_printf(out, "generation %llu\n", (unsigned long long)fib_generation(d->fib));
 	evbuffer_add_printf(out, "uptime_seconds %.0f\n", fibd_now() - d->t_start);
 	evbuffer_add_printf(out, "config %s\n", d->opts.conf_path);
@@ -1248,7 +1234,7 @@ fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
 
 		if (family && family != (f ? AF_INET6 : AF_INET))
 			continue;
-		evbuffer_add_printf(out, "%s.routes %zu\n", k, fibd_routes(d, f ? AF_INET6 : AF_INET));
+		evbuffer_add_printf(out, "%s.routes %zu\n", k, fib_count(d->fib, f ? AF_INET6 : AF_INET));
 		evbuffer_add_printf(out, "%s.depth_avg %.2f\n", k,
 				    t->leaves ? (double)t->depth_total / (double)t->leaves : 0.0);
 		evbuffer_add_printf(out, "%s.depth_max %u\n", k, t->depth_max);
@@ -1299,8 +1285,8 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 	fibd_metric(out, "ingest_seconds", "gauge", "First dump request to ready.");
 	evbuffer_add_printf(out, "fibd_ingest_seconds %.6f\n", d->ready ? st.ingest_seconds : 0.0);
 	fibd_metric(out, "routes", "gauge", "Routes in the FIB.");
-	evbuffer_add_printf(out, "fibd_routes{family=\"ipv4\"} %zu\n", fibd_routes(d, AF_INET));
-	evbuffer_add_printf(out, "fibd_routes{family=\"ipv6\"} %zu\n", fibd_routes(d, AF_INET6));
+	evbuffer_add_printf(out, "fibd_routes{family=\"ipv4\"} %zu\n", fib_count(d->fib, AF_INET));
+	evbuffer_add_printf(out, "fibd_routes{family=\"ipv6\"} %zu\n", fib_count(d->fib, AF_INET6));
 	fibd_metric(out, "netlink_messages_total", "counter", "Netlink messages read.");
 	evbuffer_add_printf(out, "fibd_netlink_messages_total %llu\n", (unsigned long long)st.msgs);
 	fibd_metric(out, "netlink_drops_total", "counter", "ENOBUFS on the event socket.");
@@ -1907,8 +1893,6 @@ fibd_compact_start(struct fibd *d, int pass, int force, double t0)
 		d->stats_valid = 1;
 	}
 	fibd_probe_watch(d, t0);
-	d->cw_routes4 = fib_count(d->fib, AF_INET);
-	d->cw_routes6 = fib_count(d->fib, AF_INET6);
 	c->pass = pass;
 	c->force = force;
 	c->cache = d->cache;
