@@ -15,6 +15,12 @@
  *                             --json: an array of objects
  *   anything else             the data lines as they are; --json:
  *                             {"lines": [...]}
+ *   compact, reload,          then the 200 answer's message on a line of
+ *   flush cache (any command  its own ("compaction started: ...",
+ *   not show/lookup whose     "reloaded", "flushed"); --json:
+ *   message is not "ok")      {"lines": [...], "message": "..."}. show
+ *                             routes' "N routes" is not printed: scripts
+ *                             read its lines as routes
  *
  * Exit status: 0 for a 2xx answer, 1 for a 4xx/5xx answer (its message on
  * stderr), 2 for a usage error or when the daemon cannot be reached.
@@ -259,8 +265,9 @@ fibctl_print_kv(struct fibctl *c, const struct fibctl_answer *a)
 		printf("}\n");
 }
 
+/* The data lines, then msg (NULL: none) after them. */
 static void
-fibctl_print_lines(struct fibctl *c, const struct fibctl_answer *a)
+fibctl_print_lines(struct fibctl *c, const struct fibctl_answer *a, const char *msg)
 {
 	if (c->json)
 		printf("{\"lines\": [");
@@ -272,8 +279,16 @@ fibctl_print_lines(struct fibctl *c, const struct fibctl_answer *a)
 			puts(a->lines[i]);
 		}
 	}
-	if (c->json)
-		printf("]}\n");
+	if (c->json) {
+		printf("]");
+		if (msg) {
+			printf(", \"message\": ");
+			fibctl_json_str(msg);
+		}
+		printf("}\n");
+	} else if (msg) {
+		puts(msg);
+	}
 }
 
 /* One lookup line "ADDR PREFIX TYPE [via GW] [dev IF] [nexthop ...]" as JSON. */
@@ -492,7 +507,11 @@ main(int argc, char **argv)
 		     !strcmp(argv[1], "cache")))
 			fibctl_print_kv(&c, &a);
 		else
-			fibctl_print_lines(&c, &a);
+			/* An action's answer (compaction started, reloaded,
+			 * flushed) is its message: the operator sees it. A
+			 * show's message is a count beside its data. */
+			fibctl_print_lines(&c, &a,
+					   strcmp(argv[0], "show") && strcmp(a.msg, "ok") ? a.msg : NULL);
 	}
 	fibctl_answer_free(&a);
 	return c.rc;

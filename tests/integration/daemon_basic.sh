@@ -288,7 +288,8 @@ wait_ready
 nl_wait_file "$TMP/cdump"
 compacting() { ctl --json show summary | grep -q '"compacting": true'; }
 compacting && nl_fail "compacting before any compact"
-ctl compact || nl_fail "fibctl compact failed"
+ctl compact >"$TMP/compact1.out" || nl_fail "fibctl compact failed"
+grep -q '^compaction started: ' "$TMP/compact1.out" || nl_fail "fibctl compact printed: $(cat "$TMP/compact1.out")"
 compacting || nl_fail "show summary: not compacting right after compact"
 ctl compact 2>"$TMP/compact2.err" && nl_fail "a second compact during a compaction exited 0"
 grep -q '503 compaction running, try again' "$TMP/compact2.err" || nl_fail "second compact: $(cat "$TMP/compact2.err")"
