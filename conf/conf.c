@@ -140,6 +140,7 @@ enum conf_fid {
 	F_SLICE_BUDGET,
 	F_THREADS,
 	F_LOOKUP_SOCKET,
+	F_LOOKUP_IDLE_TIMEOUT,
 	F_CONTROL_SOCKET,
 	F_MODE,
 	F_GROUP,
@@ -201,6 +202,8 @@ static const struct conf_field conf_fields[F_COUNT] = {
 		0, 256, NULL },
 	[F_LOOKUP_SOCKET] = { S_LOOKUP, "socket", T_PATH, OFF(lookup, socket),
 		0, 0, NULL },
+	[F_LOOKUP_IDLE_TIMEOUT] = { S_LOOKUP, "idle_timeout", T_DURATION, OFF(lookup, idle_timeout_us),
+		0, 24 * US_H, NULL },
 	[F_CONTROL_SOCKET] = { S_CONTROL, "socket", T_PATH, OFF(control, socket),
 		0, 0, NULL },
 	[F_MODE] = { S_CONTROL, "mode", T_MODE, OFF(control, mode),
@@ -246,6 +249,7 @@ conf_defaults(struct conf *c)
 	c->netlink.slice_budget_us = 2 * US_MS;
 	c->lookup.threads = 2;
 	strcpy(c->lookup.socket, "/run/fibd/lookup.sock");
+	c->lookup.idle_timeout_us = 300 * US_S;
 	strcpy(c->control.socket, "/run/fibd/fibd.sock");
 	c->control.mode = 0660;
 	c->control.idle_timeout_us = 60 * US_S;
@@ -1056,6 +1060,13 @@ conf_check(struct conf_parse *ps)
 		conf_fmt_unit(c->control.idle_timeout_us, conf_time_units, a, sizeof(a));
 		conf_err(ps, ps->at[F_IDLE_TIMEOUT].line, ps->at[F_IDLE_TIMEOUT].column,
 			 "control.idle_timeout: %s is too short (0s turns it off, else at least 1s)", a);
+	}
+	/* A lookup client is a program: a second is short, not too short. */
+	if (c->lookup.idle_timeout_us && c->lookup.idle_timeout_us < US_S &&
+	    ps->at[F_LOOKUP_IDLE_TIMEOUT].set) {
+		conf_fmt_unit(c->lookup.idle_timeout_us, conf_time_units, a, sizeof(a));
+		conf_err(ps, ps->at[F_LOOKUP_IDLE_TIMEOUT].line, ps->at[F_LOOKUP_IDLE_TIMEOUT].column,
+			 "lookup.idle_timeout: %s is too short (0s turns it off, else at least 1s)", a);
 	}
 	if (c->lookup.threads > 0 && !strcmp(c->lookup.socket, c->control.socket) &&
 	    (at = conf_pair_at(ps, F_LOOKUP_SOCKET, F_CONTROL_SOCKET)))

@@ -110,6 +110,8 @@ struct conf_netlink {
 struct conf_lookup {
 	unsigned threads;           /* 2; 0 turns the lookup service off */
 	char socket[CONF_PATH_MAX]; /* /run/fibd/lookup.sock */
+	uint64_t idle_timeout_us;   /* 300 s without a request and a client
+				     * is disconnected; 0: never */
 };
 
 struct conf_control {

@@ -225,6 +225,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->netlink.slice_budget_us, 2000);
 	ck_assert_str_eq(d->control.socket, "/run/fibd/fibd.sock");
 	ck_assert_uint_eq(d->control.mode, 0660);
+	ck_assert_uint_eq(d->control.idle_timeout_us, 60000000);
+	ck_assert_uint_eq(d->lookup.idle_timeout_us, 300000000);
 	ck_assert(!d->metrics.enabled);
 	ck_assert_str_eq(d->metrics.address, "127.0.0.1:9342");
 	ck_assert_int_eq(d->log.level, CONF_LOG_INFO);
@@ -500,6 +502,7 @@ START_TEST(test_roundtrip_random)
 		c->netlink.slice_budget_us = rng_duration(100, 1000000);
 		c->lookup.threads = (unsigned)rng_in(0, 256);
 		rng_path(c->lookup.socket);
+		c->lookup.idle_timeout_us = rng() & 1 ? 0 : rng_duration(1000000, 86400000000ull);
 		rng_path(c->control.socket);
 		c->control.mode = (unsigned)rng_in(0, 0777);
 		if (rng() & 1)
