@@ -1039,8 +1039,16 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 				log_warn("chmod %s", path);
 		}
 	}
-	if (changed & CONF_LOOKUP)
-		log_warnx("lookup settings changed: restart fibd to apply");
+	if (changed & CONF_LOOKUP) {
+		/* The idle timeout applies at once (connected clients start
+		 * a new period); threads and socket belong to lookup_new. */
+		if (o && (o->lookup.threads != n->lookup.threads ||
+			  strcmp(o->lookup.socket, n->lookup.socket)))
+			log_warnx("lookup threads or socket changed: restart fibd to apply");
+		if (o && d->lookup && o->lookup.idle_timeout_us != n->lookup.idle_timeout_us)
+			lookup_set_idle_timeout(d->lookup,
+						(unsigned)(n->lookup.idle_timeout_us / 1000));
+	}
 	if ((changed & CONF_METRICS) && o) {
 		fibd_http_free(d);
 		d->http = n->metrics.enabled ? fibd_http_new(d, n->metrics.address) : NULL;
@@ -1151,6 +1159,8 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 		evbuffer_add_printf(out, "lookup_addresses %llu\n", (unsigned long long)ls.addresses);
 		evbuffer_add_printf(out, "lookup_refused_fds %llu\n",
 				    (unsigned long long)ls.refused_fds);
+		evbuffer_add_printf(out, "lookup_idle_closed %llu\n",
+				    (unsigned long long)ls.idle_closed);
 	}
 	if (d->cache) {
 		struct flow_stats fs;
@@ -1396,6 +1406,10 @@ fibd_metrics(struct fibd *d, struct evbuffer *out)
 				    "Lookup clients refused: fibd out of file descriptors.");
 			evbuffer_add_printf(out, "fibd_lookup_refused_total{reason=\"fds\"} %llu\n",
 					    (unsigned long long)ls.refused_fds);
+			fibd_metric(out, "lookup_idle_closed_total", "counter",
+				    "Lookup clients disconnected by lookup.idle_timeout.");
+			evbuffer_add_printf(out, "fibd_lookup_idle_closed_total %llu\n",
+					    (unsigned long long)ls.idle_closed);
 		}
 	}
 	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
@@ -2236,6 +2250,8 @@ main(int argc, char **argv)
 				      fibd_lookup_table(&d));
 		if (!d.lookup)
 			fatal("lookup socket %s", d.conf->lookup.socket);
+		lookup_set_idle_timeout(d.lookup,
+					(unsigned)(d.conf->lookup.idle_timeout_us / 1000));
 	}
 	if (d.conf->cache.enabled) {
 		d.cache = fibd_cache_new(&d, d.conf);

@@ -20,6 +20,15 @@
  * any thread ends the episode. The threads never log: lookup_stats says
  * whether the socket is starved, with counters, and fibd logs the start
  * and the end of an episode (fibd_starve_tick).
+ *
+ * Idle clients (conf lookup.idle_timeout): each client slot has the
+ * CLOCK_MONOTONIC ms of its last request (or of its accept). The thread
+ * drops the clients idle for idle_ms when a poll returns at or after its
+ * next deadline (the oldest client's, at most a second away, so the 1 s
+ * poll of the watchdog is all it needs: no timer, no extra thread), then
+ * counts them in idle_closed. lookup_set_idle_timeout publishes a new
+ * value with a bumped idle_gen; a thread that sees a new idle_gen gives
+ * every client of its own a new period, as ctl.c does on a reload.
  */
 #include "config.h"
 
@@ -52,6 +61,7 @@ struct lookup_thread {
 	pthread_t tid;
 	int started;
 	struct pollfd pfd[2 + LOOKUP_THREAD_CLIENTS]; /* listen, efd, clients */
+	int64_t last[LOOKUP_THREAD_CLIENTS]; /* ms of pfd[2 + i]'s last request */
 	unsigned nclients;
 	uint64_t req_buf[LOOKUP_REQ_MAX / 8 + 1];
 	uint64_t resp_buf[LOOKUP_RESP_MAX / 8 + 1];
@@ -62,6 +72,9 @@ struct lookup_thread {
 	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
 	int64_t pause_until; /* ms: the listener is not polled before; 0 none */
 	unsigned pause_ms;   /* the next pause */
+	unsigned idle_ms;    /* this thread's copy of l->idle_ms; 0: off */
+	unsigned idle_gen;   /* of l->idle_gen when idle_ms was copied */
+	int64_t idle_next;   /* ms: the next idle check; 0 at once */
 };
 
 struct lookup {
@@ -70,6 +83,9 @@ struct lookup {
 	uint32_t table;
 	int ready;
 	struct flow_cache *cache; /* published by lookup_set_cache; NULL: none */
+	unsigned idle_ms;  /* lookup_set_idle_timeout: __atomic, before idle_gen */
+	int64_t idle_set;  /* ms when idle_ms was set: __atomic, as idle_ms */
+	unsigned idle_gen; /* bumped (release) after each new idle_ms */
 	unsigned nthreads;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct lookup_thread *t;
@@ -264,7 +280,51 @@ lookup_drop(struct lookup_thread *t, unsigned i)
 {
 	close(t->pfd[i].fd);
 	t->pfd[i] = t->pfd[2 + t->nclients - 1];
+	t->last[i - 2] = t->last[t->nclients - 1];
 	t->nclients--;
+}
+
+/*
+ * Take a new idle timeout (every client starts a new period), drop the
+ * clients idle for idle_ms and set the next check: the oldest client's
+ * deadline, at most a second away. Returns ms until then (-1: none).
+ */
+static int
+lookup_idle_check(struct lookup_thread *t, int64_t now)
+{
+	struct lookup *l = t->l;
+	unsigned gen = __atomic_load_n(&l->idle_gen, __ATOMIC_ACQUIRE);
+	int64_t next;
+
+	if (gen != t->idle_gen) {
+		/* The new period starts when the value was set, not when this
+		 * thread's poll (up to a second later) came back. */
+		int64_t set = __atomic_load_n(&l->idle_set, __ATOMIC_RELAXED);
+
+		t->idle_gen = gen;
+		t->idle_ms = __atomic_load_n(&l->idle_ms, __ATOMIC_RELAXED);
+		for (unsigned k = 0; k < t->nclients; k++)
+			if (t->last[k] < set)
+				t->last[k] = set;
+		t->idle_next = 0;
+	}
+	if (!t->idle_ms)
+		return -1;
+	if (now < t->idle_next)
+		return (int)(t->idle_next - now);
+	next = now + 1000;
+	for (unsigned k = 0; k < t->nclients; k++) {
+		int64_t due = t->last[k] + t->idle_ms;
+
+		if (due <= now) {
+			lookup_drop(t, 2 + k--);
+			__atomic_fetch_add(&t->st.idle_closed, 1, __ATOMIC_RELAXED);
+		} else if (due < next) {
+			next = due;
+		}
+	}
+	t->idle_next = next;
+	return (int)(next - now);
 }
 
 static void *
@@ -274,12 +334,19 @@ lookup_thread_main(void *arg)
 
 	fib_thread_online();
 	for (;;) {
-		int n, timeout = 1000;
-		int listen = t->nclients < LOOKUP_THREAD_CLIENTS;
+		int n, timeout = 1000, idle;
+		int listen;
+		int64_t now = lookup_now_ms();
+
+		/* Before the poll: dropping idle clients frees slots. */
+		idle = lookup_idle_check(t, now);
+		if (idle >= 0 && idle < timeout)
+			timeout = idle;
+		listen = t->nclients < LOOKUP_THREAD_CLIENTS;
 
 		/* Paused after an accept error: a shorter poll ends the pause. */
 		if (t->pause_until) {
-			int64_t left = t->pause_until - lookup_now_ms();
+			int64_t left = t->pause_until - now;
 
 			if (left > 0) {
 				listen = 0;
@@ -306,6 +373,7 @@ lookup_thread_main(void *arg)
 				t->pfd[2 + t->nclients].fd = fd;
 				t->pfd[2 + t->nclients].events = POLLIN;
 				t->pfd[2 + t->nclients].revents = 0;
+				t->last[t->nclients] = lookup_now_ms();
 				t->nclients++;
 				__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
 			} else {
@@ -324,6 +392,7 @@ lookup_thread_main(void *arg)
 				lookup_drop(t, i--);
 				continue;
 			}
+			t->last[i - 2] = lookup_now_ms(); /* a request: alive */
 			out = (ssize_t)lookup_answer(t, (size_t)len);
 			__atomic_fetch_add(&t->st.requests, 1, __ATOMIC_RELAXED);
 			if (((struct lookup_resp *)t->resp_buf)->status)
@@ -482,6 +551,18 @@ lookup_set_cache(struct lookup *l, struct flow_cache *fc)
 }
 
 void
+lookup_set_idle_timeout(struct lookup *l, unsigned ms)
+{
+	if (__atomic_load_n(&l->idle_ms, __ATOMIC_RELAXED) == ms)
+		return;
+	__atomic_store_n(&l->idle_ms, ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->idle_set, lookup_now_ms(), __ATOMIC_RELAXED);
+	/* Paired with the acquire load of lookup_idle_check: a thread that
+	 * sees the new generation sees the new value. */
+	__atomic_fetch_add(&l->idle_gen, 1, __ATOMIC_RELEASE);
+}
+
+void
 lookup_stats(const struct lookup *l, struct lookup_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -493,6 +574,7 @@ lookup_stats(const struct lookup *l, struct lookup_stats *st)
 		st->errors += __atomic_load_n(&s->errors, __ATOMIC_RELAXED);
 		st->clients += __atomic_load_n(&s->clients, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+		st->idle_closed += __atomic_load_n(&s->idle_closed, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock((pthread_mutex_t *)&l->starve_lock);
 	st->refused_fds = l->refused_fds;

@@ -9,7 +9,8 @@
  * clients (at most LOOKUP_THREAD_CLIENTS) and an eventfd that lookup_free
  * uses to stop it. A request is answered with one send; a client whose
  * socket is full (it sent requests without reading the answers) is
- * disconnected rather than blocking the thread.
+ * disconnected rather than blocking the thread, and so is a client that
+ * sends no request for the idle timeout (lookup_set_idle_timeout).
  *
  *   listen fd ──accept──> thread k: poll(listen, efd, clients...)
  *                              recv -> fib_lookup{4,6}_batch_rcu -> send
@@ -49,6 +50,14 @@ void lookup_set_ready(struct lookup *l, int ready);
  */
 void lookup_set_cache(struct lookup *l, struct flow_cache *fc);
 
+/*
+ * Disconnect clients that send no request for ms milliseconds (checked
+ * on each thread's poll return, at least once a second: a client goes
+ * within a second after it); 0 turns it off (the default). Connected
+ * clients start a new period. Context: main thread.
+ */
+void lookup_set_idle_timeout(struct lookup *l, unsigned ms);
+
 /* 1 if every thread came back from poll (1 s timeout) within max_age
  * seconds: the watchdog's check. Context: any. */
 int lookup_alive(const struct lookup *l, unsigned max_age);
@@ -59,6 +68,7 @@ struct lookup_stats {
 	uint64_t errors;
 	uint64_t clients;  /* accepted, total */
 	uint64_t dropped;  /* disconnected: socket full */
+	uint64_t idle_closed;   /* disconnected: no request for the idle timeout */
 	uint64_t refused_fds;   /* refused: fibd out of file descriptors */
 	uint64_t accept_errors; /* failed accept() calls (not EAGAIN) */
 	uint64_t fd_episodes;   /* times accept ran out of descriptors */

@@ -26,6 +26,10 @@
 #     count, random bytes): error answers, counted, connection usable;
 #   - a client that sends requests and never reads its answers: dropped;
 #   - idle connected clients;
+#   - lookup.idle_timeout (a few seconds here): a silent client and one
+#     that stopped after a request are dropped, one sending a request
+#     every 0.25 s is kept, the drops are counted (show summary, metrics);
+#     a reload applies a new timeout to connected clients;
 #   namespace
 #   - `ip netns del` under the running fibd (the name goes, the namespace
 #     lives on in fibd): it keeps serving; then the interfaces in it are
@@ -52,8 +56,11 @@ echo "namespace: $n4 IPv4 routes"
 sock=$TMP/ctl/fibd.sock
 lsock=$TMP/ctl/lookup.sock
 ctl() { timeout $((10 * NL_SLOW)) "$FIBCTL" -s "$sock" "$@"; }
-# Idle control clients are dropped after IDLE seconds here (60 by default).
+# Idle control clients are dropped after IDLE seconds here (60 by default),
+# idle lookup clients after LIDLE (300 by default; not IDLE: the reload
+# below edits each by its value).
 IDLE=$((3 * NL_SLOW))
+LIDLE=$((2 * NL_SLOW))
 cat >"$TMP/conf.yaml" <<EOT
 control:
   socket: $sock
@@ -61,6 +68,7 @@ control:
 lookup:
   threads: 2
   socket: $lsock
+  idle_timeout: ${LIDLE}s
 log:
   level: info
 EOT
@@ -428,27 +436,96 @@ elif case == "idle":
     active.close()
     good_clients("after the idle clients were dropped")
 
+elif case == "lookup_idle":
+    # lookup.idle_timeout is LIDLE seconds: a client that sends nothing
+    # and one that stops after a request are dropped, one that sends a
+    # request every 0.25 s is not (the threads check once a second: a
+    # drop comes up to a second after the timeout)
+    idle = float(sys.argv[4])
+    silent = conn(lsock, socket.SOCK_SEQPACKET)
+    stopped = conn(lsock, socket.SOCK_SEQPACKET)
+    stopped.send(lreq(["10.0.0.5"], rid=3))
+    if lresp(stopped.recv(65536))[:2] != (0, 3):
+        fail("the lookup client that stops: its answer")
+    active = conn(lsock, socket.SOCK_SEQPACKET)
+    t0 = time.time()
+    clients = {"silent": silent, "stopped after a request": stopped}
+    dropped = {}
+    rid = 100
+    while time.time() - t0 < idle + 3 * slow and len(dropped) < len(clients):
+        for name, s in clients.items():
+            if name in dropped:
+                continue
+            try:
+                s.setblocking(False)
+                got = s.recv(65536)
+                if got != b"":
+                    fail("the %s lookup client: %r" % (name, got))
+                dropped[name] = time.time() - t0
+            except BlockingIOError:
+                pass
+            except OSError:
+                dropped[name] = time.time() - t0
+        rid += 1
+        try:
+            active.send(lreq(["10.0.0.5"], rid=rid))
+            status, r, res = lresp(active.recv(65536))
+        except OSError as e:
+            fail("the active lookup client: %r after %.1f s" % (e, time.time() - t0))
+        if status != 0 or r != rid:
+            fail("the active lookup client's answer: %r %r" % (status, r))
+        time.sleep(0.25)
+    for name in clients:
+        if name not in dropped:
+            fail("the %s lookup client not dropped after %.1f s" % (name, time.time() - t0))
+        if dropped[name] < idle - 0.5:
+            fail("the %s lookup client dropped after %.1f s, before the timeout"
+                 % (name, dropped[name]))
+    kept = time.time() - t0
+    s = conn()
+    f = s.makefile("r")
+    s.sendall(b"show summary\nmetrics\n")
+    a, m = answer(f), answer(f)
+    s.close()
+    closed = [l for l in a if l.startswith("200-lookup_idle_closed ")]
+    if not closed or int(closed[0].split()[1]) < 2:
+        fail("lookup_idle_closed: %r" % closed)
+    mc = [l for l in m if l.startswith("200-fibd_lookup_idle_closed_total ")]
+    if not mc or int(mc[0].split()[1]) < 2:
+        fail("fibd_lookup_idle_closed_total: %r" % mc)
+    print("ok: lookup idle timeout %.0f s: silent and stopped clients dropped after %s s, "
+          "an active client kept (%.1f s, %d requests), %s"
+          % (idle, "/".join("%.1f" % dropped[n] for n in clients), kept, rid - 100,
+             closed[0].strip()[4:]))
+    active.close()
+    good_clients("after the idle lookup clients were dropped")
+
 elif case == "idle_reload":
-    # connected before a reload that sets IDLE seconds: dropped after
-    # about IDLE, not after the old timeout
+    # connected before a reload that sets IDLE seconds (control and
+    # lookup): dropped after about IDLE, not after the old timeout
     idle, reload_done = float(sys.argv[4]), sys.argv[5]
     s = conn()
     s.settimeout(LIMIT)
+    ls = conn(lsock, socket.SOCK_SEQPACKET)
+    ls.settimeout(LIMIT)
     open(reload_done + ".connected", "w").close()
     while not os.path.exists(reload_done):
         time.sleep(0.05)
     t0 = time.time()
-    try:
-        got = s.recv(100)
-    except ConnectionResetError:
-        got = b""
-    except OSError as e:
-        fail("a silent client after a reload to %.0f s: %r" % (idle, e))
-    dt = time.time() - t0
-    if got != b"" or dt > idle + 1.0 * slow:
-        fail("a silent client after a reload to %.0f s: %r after %.1f s" % (idle, got, dt))
-    print("ok: reload: idle timeout %.0f s applied to a connected client (dropped %.1f s after)"
-          % (idle, dt))
+    # control: a timer; lookup: checked once a second
+    for what, c, slack in (("control", s, 1.0), ("lookup", ls, 2.0)):
+        try:
+            got = c.recv(100)
+        except ConnectionResetError:
+            got = b""
+        except OSError as e:
+            fail("a silent %s client after a reload to %.0f s: %r" % (what, idle, e))
+        dt = time.time() - t0
+        if got != b"" or dt > idle + slack * slow:
+            fail("a silent %s client after a reload to %.0f s: %r after %.1f s"
+                 % (what, idle, got, dt))
+        print("ok: reload: idle timeout %.0f s applied to a connected %s client "
+              "(dropped %.1f s after)" % (idle, what, dt))
 
 elif case == "good":
     good_clients(sys.argv[4] if len(sys.argv) > 4 else "good clients")
@@ -471,16 +548,18 @@ echo "ok: descriptor limit $soft (hard $hard)"
 robust ctl || nl_fail "control clients"
 robust idle "$IDLE" || nl_fail "idle control clients"
 robust lookup || nl_fail "lookup clients"
+robust lookup_idle "$LIDLE" || nl_fail "idle lookup clients"
 # A reload changes the idle timeout of connected clients too.
 rm -f "$TMP/reloaded" "$TMP/reloaded.connected"
 robust idle_reload 1 "$TMP/reloaded" &
 rpid=$!
 for i in $(seq 100); do [ -e "$TMP/reloaded.connected" ] && break; sleep 0.05; done
-sed -i "s/idle_timeout: ${IDLE}s/idle_timeout: 1s/" "$TMP/conf.yaml"
+sed -i "s/idle_timeout: ${IDLE}s/idle_timeout: 1s/; s/idle_timeout: ${LIDLE}s/idle_timeout: 1s/" "$TMP/conf.yaml"
 ctl reload >/dev/null || nl_fail "reload to idle_timeout 1s"
 touch "$TMP/reloaded"
 wait $rpid || nl_fail "idle timeout after a reload"
-ctl show config | grep -q '^  idle_timeout: 1s$' || nl_fail "show config after the reload"
+[ "$(ctl show config | grep -c '^  idle_timeout: 1s$')" = 2 ] || nl_fail "show config after the reload"
+grep -q 'restart fibd' "$TMP/fibd.log" && nl_fail "a reload of lookup.idle_timeout asks for a restart"
 kill -0 "$FIBD_PID" || nl_fail "fibd died: $(cat "$TMP/fibd.log")"
 ctl show summary >/dev/null || nl_fail "show summary"
 

@@ -243,6 +243,73 @@ START_TEST(test_many_clients)
 }
 END_TEST
 
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 1 once fibd closed fd (EOF or reset), 0 while it is connected. */
+static int
+closed_by_peer(int fd)
+{
+	char b[64];
+	ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/*
+ * lookup_set_idle_timeout: a silent client goes after about the timeout
+ * (bounds generous: the threads check once a second), one sending a
+ * request every 200 ms stays; 0 turns it off.
+ */
+START_TEST(test_idle)
+{
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	struct lookup_stats st;
+	int silent, active;
+	double t0, gone = -1;
+	uint32_t a;
+
+	inet_pton(AF_INET, "192.0.2.9", &a);
+	lookup_set_idle_timeout(svc, 1000);
+	silent = lookup_client_connect(path);
+	active = lookup_client_connect(path);
+	ck_assert_int_ge(silent, 0);
+	ck_assert_int_ge(active, 0);
+	t0 = mono();
+	while (mono() - t0 < 5 && gone < 0) {
+		ck_assert_int_eq(lookup_client_query(active, AF_INET, 0, &a, 1, buf, &resp, &res,
+						     &nh), 0);
+		if (closed_by_peer(silent))
+			gone = mono() - t0;
+		usleep(200000);
+	}
+	ck_assert_msg(gone >= 0.5, "the silent client: dropped after %.2f s (-1: never)", gone);
+	ck_assert_int_eq(closed_by_peer(active), 0);
+	lookup_stats(svc, &st);
+	ck_assert_uint_eq(st.idle_closed, 1);
+	close(silent);
+
+	lookup_set_idle_timeout(svc, 0);
+	silent = lookup_client_connect(path);
+	ck_assert_int_ge(silent, 0);
+	usleep(1500000);
+	ck_assert_int_eq(closed_by_peer(silent), 0);
+	ck_assert_int_eq(lookup_client_query(silent, AF_INET, 0, &a, 1, buf, &resp, &res, &nh), 0);
+	lookup_stats(svc, &st);
+	ck_assert_uint_eq(st.idle_closed, 1);
+	close(silent);
+	close(active);
+}
+END_TEST
+
 /* A client thread queries while this thread (the writer) changes routes. */
 static void *
 query_loop(void *arg)
@@ -451,6 +518,7 @@ main(void)
 	tcase_add_test(tc, test_multipath);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_many_clients);
+	tcase_add_test(tc, test_idle);
 	tcase_add_test(tc, test_concurrent_updates);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_cache_swap);
