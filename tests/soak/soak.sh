@@ -20,8 +20,11 @@
 #     applies what is queued and writes --dump), the FIB equals `ip route
 #     show` route for route (nl_compare_dump, both families);
 #   - the readers saw no error and no answer outside the valid set;
-#   - fibd's VmRSS at the end is within RSS_TOLERANCE (10) % of its level
-#     after the first load (RSS_BASE=load), or after the first cycle
+#   - what fibd's FIB holds and malloc's bytes in use at the end are
+#     within RSS_TOLERANCE (10) % of their level after the first load
+#     (malloc's: plus 1 MB), and so is fibd's VmRSS, plus the growth of
+#     what malloc keeps free (fragmentation, not a leak; printed), of its
+#     level after the first load (RSS_BASE=load), or after the first cycle
 #     (RSS_BASE=cycle1: growth over the cycles only, without the one-time
 #     step from the bulk-built first FIB to an incrementally built one).
 #     Both levels with the readers running: the load level is taken once
@@ -74,6 +77,8 @@ mem() {
 		END { printf " (fib %d, cache %d, malloc in use %d free %d)", f / 1024, c / 1024, u / 1024, fr / 1024 }'
 }
 metric() { "$FIBCTL" -s "$FIBD_SOCK" metrics | awk -v k="$1" '$1 == k { print $2 }'; }
+# A metric in kB, as an integer.
+metric_kb() { "$FIBCTL" -s "$FIBD_SOCK" metrics | awk -v k="$1" '$1 == k { printf "%d", $2 / 1024 }'; }
 summary() { "$FIBCTL" -s "$FIBD_SOCK" show summary | awk -v k="$1" '$1 == k { print $2 }'; }
 
 nl_ns soak
@@ -142,6 +147,9 @@ while e1=$(summary cache_entries) && { [ "$e1" != "$e0" ] || [ "$e1" = 0 ]; } &&
 	sleep 1
 done
 rss0=$(rss)
+fib0=$(metric_kb fibd_fib_bytes)
+used0=$(metric_kb fibd_malloc_in_use_bytes)
+free0=$(metric_kb fibd_malloc_free_bytes)
 echo "rss after first load, readers warm ($e1 cache entries): $rss0 kB (fib $(fib_bytes) kB); $(mem)"
 
 for c in $(seq "$CYCLES"); do
@@ -193,10 +201,15 @@ for r in $(seq "$READERS"); do
 done
 
 rss1=$(rss)
+fib1=$(metric_kb fibd_fib_bytes)
+used1=$(metric_kb fibd_malloc_in_use_bytes)
+free1=$(metric_kb fibd_malloc_free_bytes)
 rssl=$rss0
 [ "$RSS_BASE" = cycle1 ] && rss0=${rss_c1:-$rss0}
 # (an empty reading would make the bound below hold vacuously)
-case "$rss0.$rss1" in *[!0-9.]* | .* | *.) nl_fail "no VmRSS reading: '$rss0' '$rss1'" ;; esac
+case "$rss0.$rss1.$fib0.$fib1.$used0.$used1.$free0.$free1" in
+*[!0-9.]* | .* | *. | *..*) nl_fail "no memory reading: rss '$rss0' '$rss1' fib '$fib0' '$fib1' malloc '$used0' '$used1' '$free0' '$free1'" ;;
+esac
 drops=$(summary netlink_drops)
 resyncs=$(summary netlink_resyncs)
 "$FIBCTL" -s "$FIBD_SOCK" show summary | grep -E '^(routes_v4|routes_v6|generation|netlink_messages|netlink_drops|netlink_resyncs|cache) '
@@ -204,7 +217,20 @@ resyncs=$(summary netlink_resyncs)
 [ "$drops" = "$resyncs" ] || nl_fail "ENOBUFS unresolved: $drops drops, $resyncs resyncs"
 echo "ok: ENOBUFS: $drops drops, $resyncs resyncs"
 echo "rss: $rssl kB after the first load, ${rss_c1:-?} kB after cycle 1, $rss1 kB at the end (fib $(fib_bytes) kB) ($(echo "scale=1; ($rss1 - $rss0) * 100 / $rss0" | bc) % against $RSS_BASE)"
-[ $((rss1 * 100)) -le $((rss0 * (100 + RSS_TOLERANCE))) ] && [ $((rss1 * 100)) -ge $((rss0 * (100 - RSS_TOLERANCE))) ] ||
-	nl_fail "rss $rss1 kB not within $RSS_TOLERANCE % of $rss0 kB"
+# What leaks shows in what the FIB holds and in malloc's bytes in use.
+# What malloc keeps free in its arenas is not a leak but fragmentation:
+# the flow cache's entries come and go by the million in the lookup
+# threads' arenas, and a few live ones pin a heap's pages (malloc_stats
+# in a soak-short run that ended at +13 % RSS: the lookup threads'
+# arenas held 11.5 MB for 2.9 MB in use). Its growth is printed and
+# allowed on top of the RSS bound; anything else fails.
+echo "fib: $fib0 kB after the first load, $fib1 kB at the end; malloc in use $used0 -> $used1 kB, free $free0 -> $free1 kB"
+[ $((fib1 * 100)) -le $((fib0 * (100 + RSS_TOLERANCE))) ] ||
+	nl_fail "fib $fib1 kB not within $RSS_TOLERANCE % of $fib0 kB"
+[ $((used1 * 100)) -le $((used0 * (100 + RSS_TOLERANCE) + 1024 * 100)) ] ||
+	nl_fail "malloc in use $used1 kB not within $RSS_TOLERANCE % (+1 MB) of $used0 kB"
+slack=$((free1 > free0 ? free1 - free0 : 0))
+[ $((rss1 * 100)) -le $(((rss0 + slack) * (100 + RSS_TOLERANCE))) ] && [ $((rss1 * 100)) -ge $((rss0 * (100 - RSS_TOLERANCE))) ] ||
+	nl_fail "rss $rss1 kB not within $RSS_TOLERANCE % of $rss0 kB (+ $slack kB malloc keeps free)"
 nl_fibd_stop
 echo "PASS: $CYCLES cycles"
