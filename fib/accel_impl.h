@@ -113,7 +113,8 @@ ablk_size(uint32_t nn, uint32_t nl)
 {
 	/* in 32-byte steps: pool objects of such classes are 32-byte aligned,
 	 * so the header and the first node (32 bytes) share one cache line */
-	return (sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(aword) + 31) & ~(size_t)31;
+	return (sizeof(struct ablk) + nn * sizeof(struct anode) + nl * sizeof(aword) + 31) &
+	       ~(size_t)31;
 }
 
 static inline unsigned long
@@ -675,7 +676,7 @@ a_count_block(struct accel *A, const struct ablk *blk, int sign)
 /* The block at depth D of items (lengths D + 1 ... D + A_SPAN) and
  * sub-blocks, default 0; NULL if it would be empty or (b->err) on ENOMEM. */
 static struct ablk *
-ab_block(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D,
+ab_block(struct accel *A, struct abuild *b, unsigned D,
 	 const struct aitem *it, size_t n, const struct asub *sb, size_t ns)
 {
 	struct ablk *blk;
@@ -722,14 +723,13 @@ a_words(const struct ablk *blk)
 
 /* Free a block and its sub-blocks now (never published, or a heap copy). */
 static void
-a_free_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
+a_free_tree(struct accel *A, struct ablk *blk)
 {
 	const aword *w = a_words(blk);
 
-	(void)t;
 	for (uint32_t i = 0; i < blk->nl; i++)
 		if (w[i] & A_BLOCK)
-			a_free_tree(t, A, a_blk(A, w[i]));
+			a_free_tree(A, a_blk(A, w[i]));
 	a_count_block(A, blk, -1);
 	pool_free(A->pool, blk, ablk_size(blk->nn, blk->nl));
 }
@@ -754,8 +754,7 @@ a_retire_tree(struct TRIE_PREFIX *t, struct accel *A, struct ablk *blk)
  * on ENOMEM. Reorders it: the block's own items first.
  */
 static struct ablk *
-ab_tree(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, struct aitem *it, size_t n,
-	unsigned D)
+ab_tree(struct accel *A, struct abuild *b, struct aitem *it, size_t n, unsigned D)
 {
 	struct avec deep = { 0 };
 	struct asubv sv = { 0 };
@@ -775,20 +774,20 @@ ab_tree(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, struct aitem *
 
 		for (j = i; j < deep.n && (deep.v[j].key & ~a_low_mask(KEYBITS - lim)) == key; j++)
 			;
-		sub = ab_tree(t, A, b, deep.v + i, j - i, lim);
+		sub = ab_tree(A, b, deep.v + i, j - i, lim);
 		if (!sub || asubv_push(&sv, key, sub, a_bword(A, sub))) {
 			if (sub)
-				a_free_tree(t, A, sub);
+				a_free_tree(A, sub);
 			goto nomem;
 		}
 	}
-	blk = ab_block(t, A, b, D, it, own, sv.v, sv.n);
+	blk = ab_block(A, b, D, it, own, sv.v, sv.n);
 	if (blk || !b->err)
 		goto out;
 nomem:
 	b->err = -ENOMEM;
 	for (size_t i = 0; i < sv.n; i++)
-		a_free_tree(t, A, sv.v[i].blk);
+		a_free_tree(A, sv.v[i].blk);
 	blk = NULL;
 out:
 	free(deep.v);
@@ -891,7 +890,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 		}
 	}
 	if (!err) {
-		*out = ab_block(t, A, b, D, own.v, own.n, sv.v, sv.n);
+		*out = ab_block(A, b, D, own.v, own.n, sv.v, sv.n);
 		err = b->err;
 		if (*out)
 			ap->made[ap->nmade++] = *out;
@@ -1037,7 +1036,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 			break;
 		for (j = i; j < lng.n && a_top(lng.v[j].key) == c; j++)
 			;
-		blk = ab_tree(t, A, &b, lng.v + i, j - i, A_DPBITS);
+		blk = ab_tree(A, &b, lng.v + i, j - i, A_DPBITS);
 		old = A->dp[c];
 		if (blk) {
 			blk->dflt = dflt[c - c0];
@@ -1130,7 +1129,7 @@ a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 /* Free blocks built for a tree that is not published (they may hold
  * reused sub-blocks: each alone). */
 static void
-a_free_made(struct TRIE_PREFIX *t, struct accel *A, struct apath *ap)
+a_free_made(struct accel *A, struct apath *ap)
 {
 	for (unsigned i = 0; i < ap->nmade; i++) {
 		a_count_block(A, ap->made[i], -1);
@@ -1206,7 +1205,7 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
 	if (!err && pw && !blk) {
 		/* the sub-block goes: its parent changes shape, from the top */
-		a_free_made(t, A, &ap);
+		a_free_made(A, &ap);
 		ap.nold = 0;
 		D = A_DPBITS;
 		pw = NULL;
@@ -1216,7 +1215,7 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	free(b.node);
 	free(b.word);
 	if (err) {
-		a_free_made(t, A, &ap);
+		a_free_made(A, &ap);
 		a_fail_entry(t, A, c, true);
 		return;
 	}
@@ -1285,7 +1284,7 @@ a_free_now(struct TRIE_PREFIX *t, struct accel *A)
 {
 	for (unsigned long c = 0; c < A_NDP; c++)
 		if (A->dp[c] & A_BLOCK)
-			a_free_tree(t, A, a_blk(A, A->dp[c]));
+			a_free_tree(A, a_blk(A, A->dp[c]));
 	pool_free(t->ctx->pool, A->dp, A_NDP * sizeof(aword));
 	pool_free(t->ctx->pool, A, sizeof(*A));
 }
@@ -1405,11 +1404,11 @@ a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv
 
 /* Empty a checking copy for the next check (its dp stays allocated). */
 static void
-a_clear_heap(struct TRIE_PREFIX *t, struct accel *F)
+a_clear_heap(struct accel *F)
 {
 	for (unsigned long c = 0; c < A_NDP; c++) {
 		if (F->dp[c] & A_BLOCK)
-			a_free_tree(t, F, a_blk(F, F->dp[c]));
+			a_free_tree(F, a_blk(F, F->dp[c]));
 		F->dp[c] = 0;
 	}
 	memset(F->fail, 0, sizeof(F->fail));
@@ -1441,7 +1440,7 @@ static void
 a_scratch_free(struct TRIE_PREFIX *t)
 {
 	if (t->acheck) {
-		a_clear_heap(t, t->acheck);
+		a_clear_heap(t->acheck);
 		free(t->acheck->dp);
 		pool_free_all(t->acheck->pool);
 		free(t->acheck);
@@ -1487,7 +1486,7 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 	if (F) {
 		F->table = A->table;
 		if (a_build_range(t, F, 0, A_NDP)) {
-			a_clear_heap(t, F);
+			a_clear_heap(F);
 			F = NULL;
 		}
 	}
@@ -1502,7 +1501,7 @@ a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
 		if (e & f & A_BLOCK)
 			same = a_same_tree(A, a_blk(A, e), F, a_blk(F, f));
 		if (f & A_BLOCK)
-			a_free_tree(t, F, a_blk(F, f));
+			a_free_tree(F, a_blk(F, f));
 		F->dp[c] = 0;
 		if (!same && e != A_ASK && !err) {
 			snprintf(buf, len, "compiled table entry %lu is %#llx, a fresh build has %#llx",
