@@ -403,6 +403,22 @@ fibd_fib_params(const struct conf *c, struct fib_params *p)
 							      : FIB_RECLAIM_CALL_RCU;
 }
 
+/* Apply c's fib parameters to the FIB; when (NULL: quietly) says in the
+ * log why now. Context: main thread, the FIB's writer. */
+static void
+fibd_fib_params_apply(struct fibd *d, const struct conf *c, const char *when)
+{
+	struct fib_params p;
+	int err;
+
+	fibd_fib_params(c, &p);
+	if ((err = fib_set_params(d->fib, &p)) < 0)
+		log_warnx("fib parameters: %s", strerror(-err));
+	else if (when)
+		log_info("fib parameters of the reload applied %s", when);
+	d->params_pending = 0;
+}
+
 /* conf durations are microseconds, flow_config's nanoseconds. */
 static void
 fibd_flow_config(const struct fibd *d, const struct conf *c, struct flow_config *f)
@@ -982,9 +998,7 @@ static void
 fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 {
 	unsigned changed = o ? conf_diff(o, n) : CONF_ALL;
-	struct fib_params p;
 	struct ingest_conf ic;
-	int err;
 
 	if (changed & CONF_LOG)
 		fibd_log_level(d, n);
@@ -995,9 +1009,7 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 			d->params_pending = 1; /* the compaction thread is */
 			log_info("fib parameters: applied once the running compaction is done");
 		} else {
-			fibd_fib_params(n, &p);
-			if ((err = fib_set_params(d->fib, &p)) < 0)
-				log_warnx("fib parameters: %s", strerror(-err));
+			fibd_fib_params_apply(d, n, NULL);
 		}
 	}
 	if ((changed & CONF_NETLINK) && o && d->ing) {
@@ -1903,8 +1915,9 @@ fibd_compact_start(struct fibd *d, int pass, int force, double t0)
 	if (!ingest_paused(d->ing) && ingest_pause(d->ing) < 0)
 		return -EBUSY;
 	if (!d->stats_valid) {
-		fib_stats(d->fib, &d->stats);
-		d->stats_valid = 1;
+		struct fib_stats st;
+
+		fibd_fib_stats(d, &st); /* figures for the thread's time */
 	}
 	fibd_probe_watch(d, t0);
 	c->pass = pass;
@@ -1959,18 +1972,8 @@ fibd_compact_done(evutil_socket_t fd, short what, void *arg)
 	c->running = 0;
 	d->stats = c->stats; /* the writer's figures: the FIB as the thread left it */
 	d->settle_gen = d->compact_gen = fib_generation(d->fib);
-	if (d->params_pending) {
-		struct fib_params p;
-		int err;
-
-		fibd_fib_params(d->conf, &p);
-		if ((err = fib_set_params(d->fib, &p)) < 0)
-			log_warnx("fib parameters: %s", strerror(-err));
-		else
-			log_info("fib parameters of the reload applied now that the compaction "
-				 "thread is done");
-		d->params_pending = 0;
-	}
+	if (d->params_pending)
+		fibd_fib_params_apply(d, d->conf, "now that the compaction thread is done");
 	if (!c->needed) {
 		fibd_compact_end(d);
 		log_debug("fib: %.1f MB held for %zu routes, %.1f MB expected: no compaction "
@@ -2092,14 +2095,8 @@ fibd_ready(struct ingest *ing, void *arg)
 	fibd_probe(-1, 0, d);
 	event_del(d->probe);
 	d->ready = 1;
-	if (d->params_pending) {
-		struct fib_params p;
-
-		fibd_fib_params(d->conf, &p);
-		if (fib_set_params(d->fib, &p) < 0)
-			log_warnx("fib parameters refused");
-		d->params_pending = 0;
-	}
+	if (d->params_pending)
+		fibd_fib_params_apply(d, d->conf, "now that the first load is done");
 	ingest_stats(ing, &st);
 	log_info("ready: %zu v4 / %zu v6 routes in %.3f seconds", fib_count(d->fib, AF_INET),
 		 fib_count(d->fib, AF_INET6), st.ingest_seconds);
