@@ -331,12 +331,14 @@ static void *
 lookup_thread_main(void *arg)
 {
 	struct lookup_thread *t = arg;
+	/* one clock read per poll return: the accepts, the requests and the
+	 * next round's checks take their times from it */
+	int64_t now = lookup_now_ms();
 
 	fib_thread_online();
 	for (;;) {
 		int n, timeout = 1000, idle;
 		int listen;
-		int64_t now = lookup_now_ms();
 
 		/* Before the poll: dropping idle clients frees slots. */
 		idle = lookup_idle_check(t, now);
@@ -359,7 +361,8 @@ lookup_thread_main(void *arg)
 		t->pfd[0].events = listen ? POLLIN : 0;
 		/* Wake at least once a second: the watchdog's sign of life. */
 		n = poll(t->pfd, 2 + t->nclients, timeout);
-		__atomic_store_n(&t->beat, lookup_now(), __ATOMIC_RELAXED);
+		now = lookup_now_ms();
+		__atomic_store_n(&t->beat, now / 1000, __ATOMIC_RELAXED);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -373,7 +376,7 @@ lookup_thread_main(void *arg)
 				t->pfd[2 + t->nclients].fd = fd;
 				t->pfd[2 + t->nclients].events = POLLIN;
 				t->pfd[2 + t->nclients].revents = 0;
-				t->last[t->nclients] = lookup_now_ms();
+				t->last[t->nclients] = now;
 				t->nclients++;
 				__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
 			} else {
@@ -392,7 +395,7 @@ lookup_thread_main(void *arg)
 				lookup_drop(t, i--);
 				continue;
 			}
-			t->last[i - 2] = lookup_now_ms(); /* a request: alive */
+			t->last[i - 2] = now; /* a request: alive */
 			out = (ssize_t)lookup_answer(t, (size_t)len);
 			__atomic_fetch_add(&t->st.requests, 1, __ATOMIC_RELAXED);
 			if (((struct lookup_resp *)t->resp_buf)->status)
