@@ -1013,6 +1013,20 @@ conf_pair_at(struct conf_parse *ps, enum conf_fid a, enum conf_fid b)
 	return ps->at[a].set ? &ps->at[a] : &ps->at[b];
 }
 
+/* An idle timeout (field fid of section sec, us) is 0 (off) or at least
+ * a second. */
+static void
+conf_check_idle(struct conf_parse *ps, enum conf_fid fid, const char *sec, uint64_t us)
+{
+	char a[32];
+
+	if (!us || us >= US_S || !ps->at[fid].set)
+		return;
+	conf_fmt_unit(us, conf_time_units, a, sizeof(a));
+	conf_err(ps, ps->at[fid].line, ps->at[fid].column,
+		 "%s.idle_timeout: %s is too short (0s turns it off, else at least 1s)", sec, a);
+}
+
 static void
 conf_check(struct conf_parse *ps)
 {
@@ -1054,20 +1068,11 @@ conf_check(struct conf_parse *ps)
 		conf_err(ps, at->line, at->column,
 			 "cache.max_entries (%u) must be at least cache.chain_cap (%u)",
 			 c->cache.max_entries, c->cache.chain_cap);
-	/* Under a second would drop a client typing its request by hand. */
-	if (c->control.idle_timeout_us && c->control.idle_timeout_us < US_S &&
-	    ps->at[F_IDLE_TIMEOUT].set) {
-		conf_fmt_unit(c->control.idle_timeout_us, conf_time_units, a, sizeof(a));
-		conf_err(ps, ps->at[F_IDLE_TIMEOUT].line, ps->at[F_IDLE_TIMEOUT].column,
-			 "control.idle_timeout: %s is too short (0s turns it off, else at least 1s)", a);
-	}
-	/* A lookup client is a program: a second is short, not too short. */
-	if (c->lookup.idle_timeout_us && c->lookup.idle_timeout_us < US_S &&
-	    ps->at[F_LOOKUP_IDLE_TIMEOUT].set) {
-		conf_fmt_unit(c->lookup.idle_timeout_us, conf_time_units, a, sizeof(a));
-		conf_err(ps, ps->at[F_LOOKUP_IDLE_TIMEOUT].line, ps->at[F_LOOKUP_IDLE_TIMEOUT].column,
-			 "lookup.idle_timeout: %s is too short (0s turns it off, else at least 1s)", a);
-	}
+	/* Under a second would drop a control client typing its request by
+	 * hand; for a lookup client (a program) a second is short, not too
+	 * short. */
+	conf_check_idle(ps, F_IDLE_TIMEOUT, "control", c->control.idle_timeout_us);
+	conf_check_idle(ps, F_LOOKUP_IDLE_TIMEOUT, "lookup", c->lookup.idle_timeout_us);
 	if (c->lookup.threads > 0 && !strcmp(c->lookup.socket, c->control.socket) &&
 	    (at = conf_pair_at(ps, F_LOOKUP_SOCKET, F_CONTROL_SOCKET)))
 		conf_err(ps, at->line, at->column,
