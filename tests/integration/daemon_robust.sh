@@ -165,6 +165,34 @@ def lookup_ok(what):
         fail("%s: lookup answer %r %r %r" % (what, status, rid, res))
     return time.time() - t0
 
+def poll_dropped(clients, dropped, t0, kind, drip=None):
+    # one look at each idle client not yet dropped: EOF or an error is
+    # the drop (its time noted), anything it receives fails; drip first
+    # gets its byte
+    for name, s in clients.items():
+        if name in dropped:
+            continue
+        try:
+            if s is drip:
+                s.sendall(b"x")
+            s.setblocking(False)
+            got = s.recv(65536)
+            if got != b"":
+                fail("the %s %s: %r" % (name, kind, got))
+            dropped[name] = time.time() - t0
+        except BlockingIOError:
+            pass
+        except OSError:
+            dropped[name] = time.time() - t0
+
+def check_dropped(clients, dropped, t0, idle, kind):
+    # every idle client dropped, none before the timeout
+    for name in clients:
+        if name not in dropped:
+            fail("the %s %s not dropped after %.1f s" % (name, kind, time.time() - t0))
+        if dropped[name] < idle - 0.5:
+            fail("the %s %s dropped after %.1f s, before the timeout" % (name, kind, dropped[name]))
+
 def cpu_ticks():
     with open("/proc/%d/stat" % fibd_pid) as f:
         v = f.read().rsplit(")", 1)[1].split()
@@ -400,30 +428,12 @@ elif case == "idle":
     clients = {"silent": silent, "partial line": partial, "a byte a second": drip}
     dropped = {}
     while time.time() - t0 < idle + 1.5 * slow and len(dropped) < len(clients):
-        for name, s in clients.items():
-            if name in dropped:
-                continue
-            try:
-                if s is drip:
-                    s.sendall(b"x")
-                s.setblocking(False)
-                got = s.recv(100)
-                if got != b"":
-                    fail("the %s client: %r" % (name, got))
-                dropped[name] = time.time() - t0
-            except BlockingIOError:
-                pass
-            except OSError:
-                dropped[name] = time.time() - t0
+        poll_dropped(clients, dropped, t0, "client", drip)
         active.sendall(b"lookup 10.0.0.5\n")
         if answer(fa)[-1] != "200 ok\n":
             fail("the active client's answer")
         time.sleep(0.25)
-    for name in clients:
-        if name not in dropped:
-            fail("the %s client not dropped after %.1f s" % (name, time.time() - t0))
-        if dropped[name] < idle - 0.5:
-            fail("the %s client dropped after %.1f s, before the timeout" % (name, dropped[name]))
+    check_dropped(clients, dropped, t0, idle, "client")
     active.sendall(b"show summary\n")
     a = answer(fa)
     closed = [l for l in a if l.startswith("200-control_idle_closed ")]
@@ -453,19 +463,7 @@ elif case == "lookup_idle":
     dropped = {}
     rid = 100
     while time.time() - t0 < idle + 3 * slow and len(dropped) < len(clients):
-        for name, s in clients.items():
-            if name in dropped:
-                continue
-            try:
-                s.setblocking(False)
-                got = s.recv(65536)
-                if got != b"":
-                    fail("the %s lookup client: %r" % (name, got))
-                dropped[name] = time.time() - t0
-            except BlockingIOError:
-                pass
-            except OSError:
-                dropped[name] = time.time() - t0
+        poll_dropped(clients, dropped, t0, "lookup client")
         rid += 1
         try:
             active.send(lreq(["10.0.0.5"], rid=rid))
@@ -475,12 +473,7 @@ elif case == "lookup_idle":
         if status != 0 or r != rid:
             fail("the active lookup client's answer: %r %r" % (status, r))
         time.sleep(0.25)
-    for name in clients:
-        if name not in dropped:
-            fail("the %s lookup client not dropped after %.1f s" % (name, time.time() - t0))
-        if dropped[name] < idle - 0.5:
-            fail("the %s lookup client dropped after %.1f s, before the timeout"
-                 % (name, dropped[name]))
+    check_dropped(clients, dropped, t0, idle, "lookup client")
     kept = time.time() - t0
     s = conn()
     f = s.makefile("r")
