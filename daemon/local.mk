@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# fibd: netlink ingest (nl, ingest), control socket (ctl), logging, main;
-# fibctl, the control client.
+# fibd: netlink ingest (nl, ingest), control socket (ctl), batch lookup
+# socket (lookup), logging, main. fibctl is in client/local.mk.
 noinst_LTLIBRARIES += daemon/libingest.la
 daemon_libingest_la_SOURCES = \
 	daemon/log.c \
@@ -23,10 +23,6 @@ daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \
 	$(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(SYSTEMD_LIBS) $(URCU_LIBS)
-
-bin_PROGRAMS += daemon/fibctl
-daemon_fibctl_SOURCES = daemon/fibctl.c
-daemon_fibctl_CPPFLAGS = $(AM_CPPFLAGS) -DFIBCTL_SOCKET='"/run/fibd/fibd.sock"'
 
 # Example client of the batch lookup service, and its benchmark mode.
 noinst_PROGRAMS += examples/fibl
@@ -103,7 +99,7 @@ dist_noinst_SCRIPTS += \
 	tests/integration/nl_enobufs.sh
 
 .PHONY: check-integration fuzz-nl bench-nl
-check-integration: daemon/fibd daemon/fibctl
+check-integration: daemon/fibd client/fibctl
 	@fail=0; for t in $(NL_INTEGRATION_TESTS); do \
 		echo "== $$t"; srcdir=$(srcdir) bash $(srcdir)/$$t; rc=$$?; \
 		if [ $$rc = 77 ]; then echo "SKIP $$t"; elif [ $$rc != 0 ]; then fail=1; fi; \

@@ -9,7 +9,7 @@
 # entry, the example config and the man pages fibd(8), fibctl(8) and
 # fibd.yaml(5); that no test or benchmark program is installed; and that
 # a program builds against the installed libfib through pkg-config.
-# fibctl is required once the build makes it (daemon/local.mk).
+# fibctl is required once the build makes it (client/local.mk).
 set -u
 
 MAKE=${MAKE:-make}
@@ -53,7 +53,7 @@ want() {
 want "$sbindir/fibd"
 case " $programs " in
 *fibctl*) want "$bindir/fibctl" ;;
-*) echo "note: fibctl is not built yet (daemon/local.mk); not checked" ;;
+*) echo "note: fibctl is not built yet (client/local.mk); not checked" ;;
 esac
 want "$includedir/fib/fib.h"
 want "$includedir/fib/lookup_proto.h"

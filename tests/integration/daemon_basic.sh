@@ -22,7 +22,7 @@
 # Exits 77 when not root.
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/integration/lib.sh"
-FIBCTL=${FIBCTL:-./daemon/fibctl}
+FIBCTL=${FIBCTL:-./client/fibctl}
 N=${DAEMON_ROUTES:-5000}
 
 nl_require

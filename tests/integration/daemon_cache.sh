@@ -30,7 +30,7 @@
 # printed either way.
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/integration/lib.sh"
-FIBCTL=${FIBCTL:-./daemon/fibctl}
+FIBCTL=${FIBCTL:-./client/fibctl}
 FIBL=${FIBL:-./examples/fibl}
 
 nl_require

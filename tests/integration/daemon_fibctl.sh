@@ -8,7 +8,7 @@
 # real daemon output, recorded from `fibd` (see daemon/README.md);
 # daemon_basic.sh checks the live path. REGEN=1 rewrites the expected files.
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-FIBCTL=${FIBCTL:-./daemon/fibctl}
+FIBCTL=${FIBCTL:-./client/fibctl}
 FIBCTL=$(cd "$(dirname "$FIBCTL")" && pwd)/$(basename "$FIBCTL")
 cd "$srcdir/tests/ctl" || exit 99
 tmp=$(mktemp -d) || exit 99

@@ -38,7 +38,7 @@
 # Needs python3 for the raw sockets (else skipped). Exits 77 when not root.
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/integration/lib.sh"
-FIBCTL=${FIBCTL:-./daemon/fibctl}
+FIBCTL=${FIBCTL:-./client/fibctl}
 N=${DAEMON_ROUTES:-3000}
 
 nl_require

@@ -60,14 +60,14 @@ tests_soak_soak_reader_SOURCES = tests/soak/soak_reader.c
 CLEANFILES += tests/soak/soak_reader
 EXTRA_DIST += tests/soak/soak.sh tests/soak/fuzz-long.sh tests/soak/README.md
 
-SOAK_RUN = srcdir=$(srcdir) FIBD=./daemon/fibd FIBCTL=./daemon/fibctl \
+SOAK_RUN = srcdir=$(srcdir) FIBD=./daemon/fibd FIBCTL=./client/fibctl \
 	SOAK_READER=./tests/soak/soak_reader bash $(srcdir)/tests/soak/soak.sh; \
 	rc=$$?; if [ $$rc = 77 ]; then echo "SKIP: soak"; exit 0; fi; exit $$rc
 
-soak: daemon/fibd daemon/fibctl tests/soak/soak_reader
+soak: daemon/fibd client/fibctl tests/soak/soak_reader
 	@$(SOAK_RUN)
 
-soak-short: daemon/fibd daemon/fibctl tests/soak/soak_reader
+soak-short: daemon/fibd client/fibctl tests/soak/soak_reader
 	@SOAK_SHORT=1 $(SOAK_RUN)
 
 .PHONY: soak soak-short

@@ -42,7 +42,7 @@
 # FIBD, FIBCTL, SOAK_READER (paths in the build directory).
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
-: "${FIBCTL:=./daemon/fibctl}"
+: "${FIBCTL:=./client/fibctl}"
 : "${SOAK_READER:=./tests/soak/soak_reader}"
 SOAK_SHORT=${SOAK_SHORT:-0}
 if [ "$SOAK_SHORT" = 1 ]; then
