@@ -8,6 +8,9 @@ daemon_libingest_la_SOURCES = \
 	daemon/ingest.c \
 	daemon/ctl.c \
 	daemon/lookup.c
+# The batch lookup protocol and its header-only client API, installed as
+# <fib/lookup_proto.h> for programs that query fibd's lookup socket.
+fibinclude_HEADERS += daemon/lookup_proto.h
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \

@@ -50,7 +50,7 @@
 #include "fib/fib.h"
 #include "cache/flow.h"
 #include "daemon/lookup.h"
-#include "fib/lookup_proto.h"
+#include "daemon/lookup_proto.h"
 
 #define LOOKUP_PAUSE_MIN_MS 100 /* listener pause when out of descriptors */
 #define LOOKUP_PAUSE_MAX_MS 1000

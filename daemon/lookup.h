@@ -4,7 +4,7 @@
  *
  * A SOCK_SEQPACKET UNIX socket served by N lookup threads, each an RCU
  * reader of the FIB (fib_thread_online). The protocol and the client API
- * are in fib/lookup_proto.h. Every thread polls the listening socket
+ * are in lookup_proto.h. Every thread polls the listening socket
  * (non-blocking accept: whichever thread wins takes the client), its own
  * clients (at most LOOKUP_THREAD_CLIENTS) and an eventfd that lookup_free
  * uses to stop it. A request is answered with one send; a client whose

@@ -9,7 +9,8 @@
  *                                     of 256 addresses: random, or cycling
  *                                     through the addresses in FILE
  *
- * Everything it needs is in fib/lookup_proto.h (header-only): connect,
+ * Everything it needs is in lookup_proto.h (header-only; installed as
+ * <fib/lookup_proto.h>, daemon/lookup_proto.h in the tree): connect,
  * build a batch, lookup_client_query, walk the results and next hops.
  */
 #include "config.h"
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fib/lookup_proto.h"
+#include "daemon/lookup_proto.h"
 
 static const char *
 fibl_type(unsigned t)

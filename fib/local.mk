@@ -17,8 +17,8 @@ noinst_HEADERS += \
 	fib/pool.h \
 	fib/reclaim.h \
 	fib/fib_priv.h
-# The batch lookup protocol and its header-only client API (fibd's socket).
-nobase_include_HEADERS += fib/fib.h fib/lookup_proto.h
+# Installed as <fib/fib.h>; daemon/local.mk adds <fib/lookup_proto.h>.
+fibinclude_HEADERS += fib/fib.h
 fib_libfib_la_CFLAGS = $(AM_CFLAGS) -O3
 fib_libfib_la_LIBADD = $(URCU_LIBS) -lpthread
 fib_libfib_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^(fib|flow)_'

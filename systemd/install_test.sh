@@ -8,7 +8,8 @@
 # pkg-config file, the systemd unit (paths substituted), the sysusers.d
 # entry, the example config and the man pages fibd(8), fibctl(8) and
 # fibd.yaml(5); that no test or benchmark program is installed; and that
-# a program builds against the installed libfib through pkg-config.
+# a program builds against the installed libfib and <fib/lookup_proto.h>
+# through pkg-config.
 # fibctl is required once the build makes it (client/local.mk).
 set -u
 
@@ -105,11 +106,12 @@ CC=${CC:-cc}
 if command -v "$CC" >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1; then
 	cat >"$dest/use.c" <<'C'
 #include <fib/fib.h>
+#include <fib/lookup_proto.h>
 #include <stdio.h>
 int main(void)
 {
 	struct fib *fib = fib_new(NULL);
-	if (!fib)
+	if (!fib || sizeof(struct lookup_req) != 20)
 		return 1;
 	printf("routes %zu\n", fib_count(fib, AF_INET));
 	fib_free(fib);

@@ -27,7 +27,7 @@ tests/fuzz/ctl_fuzz: $(top_srcdir)/tests/fuzz/ctl_fuzz.c $(top_srcdir)/daemon/ct
 		$(FUZZ_FIB_SRC) $(LIBEVENT_LIBS) $(URCU_LIBS) -lpthread
 
 tests/fuzz/lookup_fuzz: $(top_srcdir)/tests/fuzz/lookup_fuzz.c $(top_srcdir)/daemon/lookup.c \
-		$(top_srcdir)/daemon/lookup.h $(top_srcdir)/fib/lookup_proto.h \
+		$(top_srcdir)/daemon/lookup.h $(top_srcdir)/daemon/lookup_proto.h \
 		$(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC)
 	$(AM_V_at)$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CLANG) $(FUZZ_FLAGS) -I$(top_srcdir) -I$(top_builddir) \

@@ -5,7 +5,7 @@
  *   soak_reader SOCKET VALID ADDRS
  *
  * Looks up the addresses of ADDRS (one a line, IPv4 and IPv6 mixed)
- * through fibd's batch lookup service (fib/lookup_proto.h), batches of
+ * through fibd's batch lookup service (daemon/lookup_proto.h), batches of
  * 256 of one family, without pause, until SIGTERM or SIGINT. Every answer
  * must be status 0 and every result either "no match" (type 0: during a
  * withdrawal cycle the address may have no route) or a route whose prefix
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fib/lookup_proto.h"
+#include "daemon/lookup_proto.h"
 
 struct key {
 	uint8_t family, plen;

@@ -30,7 +30,7 @@
 #include "fib/rcu.h"
 #include "cache/flow.h"
 #include "daemon/lookup.h"
-#include "fib/lookup_proto.h"
+#include "daemon/lookup_proto.h"
 
 static struct fib *fib;
 static struct lookup *svc;

@@ -28,6 +28,9 @@
  *
  * The client API below is header-only (static inline): connect, query,
  * close. Context: any thread; one connection per thread.
+ *
+ * It lives beside the code that serves it (daemon/lookup.c) and installs
+ * as $(includedir)/fib/lookup_proto.h: clients #include <fib/lookup_proto.h>.
  */
 #ifndef DAEMON_LOOKUP_PROTO_H
 #define DAEMON_LOOKUP_PROTO_H
