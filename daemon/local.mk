@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # fibd: netlink ingest (nl, ingest), control socket (ctl), batch lookup
-# socket (lookup), logging, main. fibctl is in client/local.mk.
+# socket (lookup), logging, main. fibctl is in client/local.mk; the tests
+# are in tests/unit, tests/integration and tests/fuzz.
 noinst_LTLIBRARIES += daemon/libingest.la
 daemon_libingest_la_SOURCES = \
 	daemon/log.c \
@@ -26,92 +27,4 @@ daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \
 	$(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(SYSTEMD_LIBS) $(URCU_LIBS)
-
-# Example client of the batch lookup service, and its benchmark mode.
-noinst_PROGRAMS += examples/fibl
-examples_fibl_SOURCES = examples/fibl.c
-
-# Control protocol: the line parser and the server over a real socket.
-check_PROGRAMS += tests/unit/ctl_test
-TESTS += tests/unit/ctl_test
-tests_unit_ctl_test_SOURCES = tests/unit/ctl_test.c
-tests_unit_ctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_unit_ctl_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(LIBEVENT_LIBS) \
-	$(CHECK_LIBS) $(URCU_LIBS)
-
-# The batch lookup service over a real socket and a real FIB.
-check_PROGRAMS += tests/unit/lookup_test
-TESTS += tests/unit/lookup_test
-tests_unit_lookup_test_SOURCES = tests/unit/lookup_test.c
-tests_unit_lookup_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_lookup_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(CHECK_LIBS) \
-	$(URCU_LIBS) -lpthread
-
-# The same under ThreadSanitizer: lookup threads reading while the test
-# thread adds routes (FIB built with TSAN too, as fib_rcu_tsan).
-if TSAN_TESTS
-check_PROGRAMS += tests/unit/lookup_tsan_test
-TESTS += tests/unit/lookup_tsan_test
-tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c cache/flow.c \
-	$(fib_libfib_la_SOURCES)
-tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
-tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
-tests_unit_lookup_tsan_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
-endif
-
-# The config golden files through `fibd -n`, fibctl's output golden files
-# (tests/ctl), and the whole daemon in a namespace (root; else skipped).
-TESTS += \
-	tests/integration/daemon_conf.sh \
-	tests/integration/daemon_fibctl.sh \
-	tests/integration/daemon_basic.sh \
-	tests/integration/daemon_cache.sh
-dist_noinst_SCRIPTS += \
-	tests/integration/daemon_conf.sh \
-	tests/integration/daemon_fibctl.sh \
-	tests/integration/daemon_basic.sh \
-	tests/integration/daemon_cache.sh
-EXTRA_DIST += tests/ctl daemon/README.md
-
-# Netlink integration tests (network namespaces, real kernel; skipped
-# unless root). The fast ones run in `make check`; all of them, the full
-# RIS/LINX table included, in `make check-integration`.
-TESTS += \
-	tests/integration/nl_basic.sh \
-	tests/integration/nl_enobufs.sh
-NL_INTEGRATION_TESTS = \
-	tests/integration/nl_basic.sh \
-	tests/integration/nl_enobufs.sh \
-	tests/integration/nl_ris.sh \
-	tests/integration/nl_reset.sh \
-	tests/integration/daemon_basic.sh \
-	tests/integration/daemon_cache.sh
-EXTRA_DIST += \
-	tests/integration/lib.sh \
-	tests/integration/nl_ris.sh \
-	tests/integration/nl_reset.sh \
-	tests/integration/nlbench.sh \
-	tests/integration/README.md \
-	tests/fuzz/nl_fuzz.c \
-	tests/fuzz/nl_seeds.c \
-	tests/fuzz/nl_corpus \
-	tests/fuzz/make-nl-seeds.sh \
-	tests/fuzz/run-nl-fuzz.sh
-dist_noinst_SCRIPTS += \
-	tests/integration/nl_basic.sh \
-	tests/integration/nl_enobufs.sh
-
-.PHONY: check-integration fuzz-nl bench-nl
-check-integration: daemon/fibd client/fibctl
-	@fail=0; for t in $(NL_INTEGRATION_TESTS); do \
-		echo "== $$t"; srcdir=$(srcdir) bash $(srcdir)/$$t; rc=$$?; \
-		if [ $$rc = 77 ]; then echo "SKIP $$t"; elif [ $$rc != 0 ]; then fail=1; fi; \
-	done; exit $$fail
-
-# libFuzzer run of the route-message parser, FUZZ_SECONDS (60) long.
-fuzz-nl:
-	srcdir=$(srcdir) BUILDDIR=$(abs_top_builddir) bash $(srcdir)/tests/fuzz/run-nl-fuzz.sh
-
-# Full-table ingest benchmark (tier1, about 1M routes; minutes, root).
-bench-nl: daemon/fibd
-	srcdir=$(srcdir) bash $(srcdir)/tests/integration/nlbench.sh
+EXTRA_DIST += daemon/README.md

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# fibbench: the lookup benchmark of DESIGN.md; with libdpdk (HAVE_DPDK) it
-# also builds DPDK rte_fib from the same routes and times it side by side;
-# --cache times the flow cache (cache/libflow.la) against the plain FIB.
-# Benchmarks are run by hand (tests/bench/README.md); make check only runs
-# the smoke test below.
+# Benchmarks, run by hand (tests/bench/README.md); make check only runs the
+# fibbench smoke test below. The netlink ingest benchmark, `make bench-nl`,
+# runs the daemon in a namespace and is in tests/integration/local.mk.
+
+# fibbench: the lookup benchmark (routes file, trace, JSON); with libdpdk
+# (HAVE_DPDK) it also builds DPDK rte_fib from the same routes and times it
+# side by side; --cache times the flow cache (cache/libflow.la) against the
+# plain FIB.
 noinst_PROGRAMS += tests/bench/fibbench
 tests_bench_fibbench_SOURCES = tests/bench/fibbench.c tests/bench/peer.h
 tests_bench_fibbench_CFLAGS = $(AM_CFLAGS) -O2
@@ -18,3 +21,15 @@ EXTRA_DIST += tests/bench/README.md
 # A seconds-long correctness check of fibbench (not a benchmark).
 TESTS += tests/bench/fibbench_smoke.sh
 EXTRA_DIST += tests/bench/fibbench_smoke.sh
+
+# Writer-side benchmark: reclamation modes, worst operation, bulk load, free.
+noinst_PROGRAMS += tests/bench/reclaimbench
+tests_bench_reclaimbench_SOURCES = tests/bench/reclaimbench.c
+tests_bench_reclaimbench_CFLAGS = $(AM_CFLAGS) -O2
+tests_bench_reclaimbench_LDADD = fib/libfib.la tests/util/libtestutil.la -lpthread
+
+# Expiry scan and lookup-latency benchmark of the flow cache.
+noinst_PROGRAMS += tests/bench/gcbench
+tests_bench_gcbench_SOURCES = tests/bench/gcbench.c
+tests_bench_gcbench_CFLAGS = $(AM_CFLAGS) -O2
+tests_bench_gcbench_LDADD = tests/util/libtestutil.la cache/libflow.la fib/libfib.la $(URCU_LIBS) -lpthread -lm

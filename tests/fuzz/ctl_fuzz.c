@@ -14,7 +14,7 @@
  *   - a parsed lookup printed back ("lookup A B ... [from S] [tos T]
  *     [iif I]") parses to the same command.
  *
- * Built by `make fuzz-ctl` (clang only, tests/soak/local.mk) and run for
+ * Built by `make fuzz-ctl` (clang only, tests/fuzz/local.mk) and run for
  * FUZZ_SECONDS from the seeds in tests/fuzz/ctl_corpus.
  */
 #include "config.h"

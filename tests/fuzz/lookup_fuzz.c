@@ -24,7 +24,7 @@
  *     priority, paths up to LOOKUP_NH_MAX with the cut flag), its next
  *     hops are a contiguous range in order inside nh_total.
  *
- * Built by `make fuzz-lookup` (clang only, tests/soak/local.mk) and run
+ * Built by `make fuzz-lookup` (clang only, tests/fuzz/local.mk) and run
  * for FUZZ_SECONDS from the seeds in tests/fuzz/lookup_corpus.
  */
 #include "daemon/lookup.c"

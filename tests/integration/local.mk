@@ -1,7 +1,55 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Integration tests added for issue 6 (robustness); the others are listed
-# in daemon/local.mk. Root and network namespaces, else skipped (77).
-TESTS += tests/integration/daemon_robust.sh
-NL_INTEGRATION_TESTS += tests/integration/daemon_robust.sh
-dist_noinst_SCRIPTS += tests/integration/daemon_robust.sh
-EXTRA_DIST += tests/integration/local.mk
+# Integration tests: fibd and fibctl as built, against golden files and,
+# in network namespaces, the real kernel (root; else skipped, exit 77).
+# The fast ones run in `make check`; all of them, the full RIS/LINX table
+# included, in `make check-integration`. tests/integration/README.md
+# lists them.
+
+# The config golden files through `fibd -n` and fibctl's output golden
+# files (tests/ctl): no root needed.
+TESTS += \
+	tests/integration/daemon_conf.sh \
+	tests/integration/daemon_fibctl.sh
+dist_noinst_SCRIPTS += \
+	tests/integration/daemon_conf.sh \
+	tests/integration/daemon_fibctl.sh
+EXTRA_DIST += tests/ctl
+
+# The whole daemon and the netlink ingest in a namespace.
+NL_INTEGRATION_TESTS = \
+	tests/integration/nl_basic.sh \
+	tests/integration/nl_enobufs.sh \
+	tests/integration/nl_ris.sh \
+	tests/integration/nl_reset.sh \
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh \
+	tests/integration/daemon_robust.sh
+TESTS += \
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh \
+	tests/integration/nl_basic.sh \
+	tests/integration/nl_enobufs.sh \
+	tests/integration/daemon_robust.sh
+dist_noinst_SCRIPTS += \
+	tests/integration/daemon_basic.sh \
+	tests/integration/daemon_cache.sh \
+	tests/integration/nl_basic.sh \
+	tests/integration/nl_enobufs.sh \
+	tests/integration/daemon_robust.sh
+EXTRA_DIST += \
+	tests/integration/lib.sh \
+	tests/integration/nl_ris.sh \
+	tests/integration/nl_reset.sh \
+	tests/integration/nlbench.sh \
+	tests/integration/README.md
+
+.PHONY: check-integration bench-nl
+check-integration: daemon/fibd client/fibctl
+	@fail=0; for t in $(NL_INTEGRATION_TESTS); do \
+		echo "== $$t"; srcdir=$(srcdir) bash $(srcdir)/$$t; rc=$$?; \
+		if [ $$rc = 77 ]; then echo "SKIP $$t"; elif [ $$rc != 0 ]; then fail=1; fi; \
+	done; exit $$fail
+
+# Full-table ingest benchmark (tier1, about 1M routes; minutes, root).
+bench-nl: daemon/fibd
+	srcdir=$(srcdir) bash $(srcdir)/tests/integration/nlbench.sh

@@ -8,7 +8,7 @@
  * injected clock, rover coverage, pressure GC, chain cap, keyed hashing
  * against keys that collide under an unkeyed hash, and worker stop time.
  * test_generation_odd shows the cache a FIB change in progress (an odd
- * generation) through a link-time wrap of fib_generation (cache/local.mk:
+ * generation) through a link-time wrap of fib_generation (tests/unit/local.mk:
  * -Wl,--wrap=fib_generation), so no writer has to be caught mid-change.
  * The same file builds as flow_tsan_test (-fsanitize=thread) and
  * flow_asan_test (-fsanitize=address,undefined).

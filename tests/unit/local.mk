@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Unit tests (Check): tests/unit/<module>_test.c link the module's real
+# objects; the tests of the test utilities are tests/util/*_test.c. Also
+# the ThreadSanitizer and AddressSanitizer builds of some of them, and
+# `make check-valgrind`. Fault injection is in tests/fault/local.mk.
+EXTRA_DIST += tests/unit/tsan.supp
+
+# fib: randomized differential tests against a naive longest-prefix
+# match, and readers racing a writer (also built with -fsanitize=thread).
+check_PROGRAMS += tests/unit/fib_test tests/unit/fib_rcu_test
+TESTS += tests/unit/fib_test tests/unit/fib_rcu_test
+tests_unit_fib_test_SOURCES = tests/unit/fib_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
+tests_unit_fib_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_fib_test_LDADD = fib/libfib.la $(CHECK_LIBS)
+tests_unit_fib_rcu_test_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
+tests_unit_fib_rcu_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) -lpthread
+# The pool's handles, against pool.c itself (libfib exports fib_ only).
+check_PROGRAMS += tests/unit/pool_test
+TESTS += tests/unit/pool_test
+tests_unit_pool_test_SOURCES = tests/unit/pool_test.c fib/pool.c
+tests_unit_pool_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_pool_test_LDADD = $(CHECK_LIBS) -lpthread
+
+# The race test again, sources compiled with ThreadSanitizer.
+if TSAN_TESTS
+check_PROGRAMS += tests/unit/fib_rcu_tsan
+TESTS += tests/unit/fib_rcu_tsan
+endif
+tests_unit_fib_rcu_tsan_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c $(fib_libfib_la_SOURCES)
+tests_unit_fib_rcu_tsan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
+tests_unit_fib_rcu_tsan_LDFLAGS = -fsanitize=thread
+tests_unit_fib_rcu_tsan_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
+
+# cache: the tests see fib_generation through a wrapper of theirs
+# (test_generation_odd: a FIB change in progress without a racing writer).
+FLOW_TEST_WRAP = -Wl,--wrap=fib_generation
+check_PROGRAMS += tests/unit/flow_test
+TESTS += tests/unit/flow_test
+tests_unit_flow_test_SOURCES = tests/unit/flow_test.c
+tests_unit_flow_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_flow_test_LDFLAGS = $(FLOW_TEST_WRAP)
+tests_unit_flow_test_LDADD = cache/libflow.la fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+
+# The same tests with the cache compiled under ThreadSanitizer (libfib and
+# liburcu stay uninstrumented; see the suppressions in flow_test.c).
+if TSAN_TESTS
+check_PROGRAMS += tests/unit/flow_tsan_test
+TESTS += tests/unit/flow_tsan_test
+endif
+tests_unit_flow_tsan_test_SOURCES = \
+	tests/unit/flow_test.c \
+	cache/flow.c
+tests_unit_flow_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
+tests_unit_flow_tsan_test_LDFLAGS = -XCClinker -fsanitize=thread $(FLOW_TEST_WRAP)
+tests_unit_flow_tsan_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+
+# And under AddressSanitizer + UBSan (leaks included).
+check_PROGRAMS += tests/unit/flow_asan_test
+TESTS += tests/unit/flow_asan_test
+tests_unit_flow_asan_test_SOURCES = \
+	tests/unit/flow_test.c \
+	cache/flow.c
+tests_unit_flow_asan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g
+tests_unit_flow_asan_test_LDFLAGS = -XCClinker -fsanitize=address,undefined $(FLOW_TEST_WRAP)
+tests_unit_flow_asan_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+
+# conf: unit and golden tests: tests/conf/valid/*.yaml -> *.out (effective
+# config), tests/conf/invalid/*.yaml -> *.err (file:line:column messages).
+# tests/conf/fibd_check.sh runs the same golden files through `fibd -n
+# [-v] -c` (tests/integration/daemon_conf.sh).
+check_PROGRAMS += tests/unit/conf_test
+TESTS += tests/unit/conf_test
+tests_unit_conf_test_SOURCES = tests/unit/conf_test.c
+tests_unit_conf_test_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCONF_TESTDIR='"$(abs_top_srcdir)/tests/conf"' \
+	-DCONF_EXAMPLE='"$(abs_top_srcdir)/systemd/fibd.yaml"' \
+	-DCONF_MANPAGE='"$(abs_top_srcdir)/systemd/fibd.yaml.5"'
+tests_unit_conf_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_conf_test_LDADD = conf/libconf.la $(CHECK_LIBS)
+EXTRA_DIST += tests/conf
+
+# daemon, control protocol: the line parser and the server over a real
+# socket.
+check_PROGRAMS += tests/unit/ctl_test
+TESTS += tests/unit/ctl_test
+tests_unit_ctl_test_SOURCES = tests/unit/ctl_test.c
+tests_unit_ctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_ctl_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(LIBEVENT_LIBS) \
+	$(CHECK_LIBS) $(URCU_LIBS)
+
+# daemon, the batch lookup service over a real socket and a real FIB.
+check_PROGRAMS += tests/unit/lookup_test
+TESTS += tests/unit/lookup_test
+tests_unit_lookup_test_SOURCES = tests/unit/lookup_test.c
+tests_unit_lookup_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_lookup_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.la $(CHECK_LIBS) \
+	$(URCU_LIBS) -lpthread
+
+# The same under ThreadSanitizer: lookup threads reading while the test
+# thread adds routes (FIB built with TSAN too, as fib_rcu_tsan).
+if TSAN_TESTS
+check_PROGRAMS += tests/unit/lookup_tsan_test
+TESTS += tests/unit/lookup_tsan_test
+tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c cache/flow.c \
+	$(fib_libfib_la_SOURCES)
+tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
+tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
+tests_unit_lookup_tsan_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
+endif
+
+# The test utilities (tests/local.mk): routes files, traces, the table
+# generator.
+check_PROGRAMS += \
+	tests/util/routes_test \
+	tests/util/tablegen_test
+TESTS += \
+	tests/util/routes_test \
+	tests/util/tablegen_test
+tests_util_routes_test_SOURCES = tests/util/routes_test.c
+tests_util_routes_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZLIB_CFLAGS)
+tests_util_routes_test_LDADD = tests/util/libtestutil.la $(CHECK_LIBS) $(ZLIB_LIBS)
+tests_util_tablegen_test_SOURCES = tests/util/tablegen_test.c
+tests_util_tablegen_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_util_tablegen_test_LDADD = tests/util/libtestutil.la $(CHECK_LIBS)
+
+# make check-valgrind: unit tests under valgrind memcheck, VALGRIND_JOBS at
+# a time (tests/valgrind.sh: any memcheck error or definite leak fails a
+# test; Check without fork; FIBD_TEST_SHORT=1, fewer iterations). Not part
+# of make check; a stage of ./quickstart test. Left out: the fault tests
+# (they count their own allocations and leaks, and fib_fault_test takes
+# over a minute natively), the *_tsan and *_asan builds.
+VALGRIND = valgrind
+VALGRIND_JOBS = 2
+VALGRIND_TESTS = \
+	tests/unit/fib_test \
+	tests/unit/fib_rcu_test \
+	tests/unit/flow_test \
+	tests/unit/conf_test \
+	tests/unit/ctl_test \
+	tests/unit/lookup_test \
+	tests/util/routes_test \
+	tests/util/tablegen_test
+dist_noinst_SCRIPTS += tests/valgrind.sh
+CLEANFILES += $(VALGRIND_TESTS:=.vg.log) $(VALGRIND_TESTS:=.vg.res)
+
+check-valgrind: $(VALGRIND_TESTS)
+	@LIBTOOL="$(LIBTOOL)" VALGRIND="$(VALGRIND)" \
+		$(SHELL) $(srcdir)/tests/valgrind.sh $(VALGRIND_JOBS) $(VALGRIND_TESTS)
+
+.PHONY: check-valgrind
