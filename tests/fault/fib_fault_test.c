@@ -45,6 +45,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_run.h"
 
 #ifndef FIB_FAULT_INJECTION
 #error "build with -DFIB_FAULT_INJECTION (tests/fault/local.mk does)"
@@ -797,14 +798,10 @@ fault_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(fault_suite());
-	int failed;
+	int ret;
 
 	fib_thread_online();
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	ret = ck_run(fault_suite(), CK_NOFORK);
 	fib_thread_offline();
-	return failed ? 1 : 0;
+	return ret;
 }

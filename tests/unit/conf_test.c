@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "conf/conf.h"
+#include "tests/unit/ck_run.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -608,8 +609,6 @@ main(void)
 {
 	Suite *s = suite_create("conf");
 	TCase *tc = tcase_create("conf");
-	SRunner *sr;
-	int failed;
 
 	if (chdir(CONF_TESTDIR) != 0) {
 		perror(CONF_TESTDIR);
@@ -627,9 +626,5 @@ main(void)
 	tcase_add_test(tc, test_golden_invalid);
 	tcase_add_test(tc, test_docs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ck_run(s, CK_FORK_GETENV);
 }

@@ -27,6 +27,7 @@
 #include <event2/event.h>
 
 #include "daemon/ctl.h"
+#include "tests/unit/ck_run.h"
 
 static int
 parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
@@ -420,8 +421,6 @@ main(void)
 	Suite *s = suite_create("ctl");
 	TCase *tp = tcase_create("parse");
 	TCase *ts = tcase_create("server");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tp, 60);
 	tcase_set_timeout(ts, 120); /* loaded machines */
@@ -439,9 +438,5 @@ main(void)
 	tcase_add_test(ts, test_server_live_socket);
 	suite_add_tcase(s, tp);
 	suite_add_tcase(s, ts);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ck_run(s, CK_FORK_GETENV);
 }

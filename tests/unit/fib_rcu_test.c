@@ -26,6 +26,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_run.h"
 
 #ifdef __SANITIZE_THREAD__
 enum { NS_FULL = 16, NC_FULL = 16, CHURN_FULL = 3000 };
@@ -200,10 +201,9 @@ main(void)
 {
 	Suite *s = suite_create("fib_rcu");
 	TCase *tc = tcase_create("race");
-	SRunner *sr;
-	int failed;
+	int ret;
 
-	if (getenv("FIBD_TEST_SHORT")) {
+	if (ck_short()) {
 		ns = NS_SHORT;
 		nc = NC_SHORT;
 		churn = CHURN_SHORT;
@@ -212,12 +212,8 @@ main(void)
 	tcase_add_loop_test(tc, test_race4, 0, 2);
 	tcase_add_loop_test(tc, test_race6, 0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
 	fib_thread_online();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	ret = ck_run(s, CK_NOFORK);
 	fib_thread_offline();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ret;
 }

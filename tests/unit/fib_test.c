@@ -20,6 +20,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_run.h"
 
 static const char *last_op = "";
 
@@ -640,17 +641,11 @@ fib_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	int ret;
 
-	test_short = getenv("FIBD_TEST_SHORT") != NULL;
-	sr = srunner_create(fib_suite());
-
+	test_short = ck_short();
 	fib_thread_online();
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	ret = ck_run(fib_suite(), CK_NOFORK);
 	fib_thread_offline();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ret;
 }

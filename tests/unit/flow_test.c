@@ -27,6 +27,7 @@
 
 #include "fib/fib.h"
 #include "cache/flow.h"
+#include "tests/unit/ck_run.h"
 
 #define S(x) ((uint64_t)(x) * 1000000000ull)
 
@@ -1071,11 +1072,5 @@ flow_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(flow_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ck_run(flow_suite(), CK_FORK_GETENV);
 }

@@ -3,6 +3,9 @@
 # objects; the tests of the test utilities are tests/util/*_test.c. Also
 # the ThreadSanitizer and AddressSanitizer builds of some of them, and
 # `make check-valgrind`. Fault injection is in tests/fault/local.mk.
+# Every Check program ends with ck_run() (tests/unit/ck_run.h): one fork
+# mode, output and exit status for all.
+noinst_HEADERS += tests/unit/ck_run.h
 EXTRA_DIST += tests/unit/tsan.supp
 
 # fib: randomized differential tests against a naive longest-prefix

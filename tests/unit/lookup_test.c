@@ -31,6 +31,7 @@
 #include "cache/flow.h"
 #include "daemon/lookup.h"
 #include "daemon/lookup_proto.h"
+#include "tests/unit/ck_run.h"
 
 static struct fib *fib;
 static struct lookup *svc;
@@ -508,8 +509,6 @@ main(void)
 {
 	Suite *s = suite_create("lookup");
 	TCase *tc = tcase_create("service");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120); /* TSAN builds on a loaded machine */
 	signal(SIGPIPE, SIG_IGN);
@@ -523,9 +522,5 @@ main(void)
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_cache_swap);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return ck_run(s, CK_FORK_GETENV);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fib/pool.h"
+#include "tests/unit/ck_run.h"
 
 #define NSMALL 20000
 #define BIG 40000 /* above the largest class: its own mapping */
@@ -105,16 +106,10 @@ main(void)
 {
 	Suite *s = suite_create("pool");
 	TCase *tc = tcase_create("handles");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_handle_roundtrip);
 	tcase_add_test(tc, test_handle_ids_run_out);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ck_run(s, CK_FORK_GETENV);
 }

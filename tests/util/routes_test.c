@@ -20,6 +20,7 @@
 
 #include "tests/util/routes.h"
 #include "tests/util/trace.h"
+#include "tests/unit/ck_run.h"
 
 static int
 cmp16(const void *a, const void *b)
@@ -268,8 +269,6 @@ main(void)
 {
 	Suite *s = suite_create("routes");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_read_plain_and_gzip);
 	tcase_add_test(tc, test_malformed);
@@ -279,9 +278,5 @@ main(void)
 	tcase_add_test(tc, test_zipf_skew);
 	tcase_add_test(tc, test_shared_dir);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ck_run(s, CK_FORK_GETENV);
 }

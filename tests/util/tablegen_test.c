@@ -18,6 +18,7 @@
 
 #include "tests/util/routes.h"
 #include "tests/util/tablegen.h"
+#include "tests/unit/ck_run.h"
 
 static void
 make(struct routes *rt, int family, size_t n, uint64_t seed)
@@ -168,8 +169,6 @@ main(void)
 {
 	Suite *s = suite_create("tablegen");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_v4_shape);
@@ -178,9 +177,5 @@ main(void)
 	tcase_add_test(tc, test_nexthop_addresses);
 	tcase_add_test(tc, test_small_and_empty);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ck_run(s, CK_FORK_GETENV);
 }
