@@ -34,7 +34,7 @@
  *
  * libfib also holds a change's reclamation batches until the second bump
  * (fib/fib.c, fib_end): any one of the three prevents a hit on freed
- * memory, and the soak crash of 2026-12-01 (tests/soak/README.md) needed
+ * memory, and the crash the soak test found (tests/soak/README.md) needed
  * all three missing. For an entry of an even generation G: the next
  * change moves the generation past G before it retires anything, so a
  * reader that still sees G is inside a read section that the grace period

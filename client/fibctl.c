@@ -9,10 +9,10 @@
  *   show summary, show trie,  "key value" lines, aligned as a table; with
  *   show cache                --json one object (numbers, true/false and
  *                             strings as they look)
- *   lookup ADDR... | -        one line per address, as DESIGN.md fixes it;
- *                             "-" reads addresses from stdin, sent in
- *                             batches of requests of at most 32 addresses;
- *                             --json: an array of objects
+ *   lookup ADDR... | -        one line per address, as doc/architecture.md
+ *                             fixes it; "-" reads addresses from stdin,
+ *                             sent in batches of requests of at most 32
+ *                             addresses; --json: an array of objects
  *   anything else             the data lines as they are; --json:
  *                             {"lines": [...]}
  *   compact, reload,          then the 200 answer's message on a line of

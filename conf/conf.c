@@ -21,9 +21,9 @@
  * sizes, bytes or binary multiples ("64M" and "64MiB" are both 2^26).
  * Booleans are true or false only (no "yes", "on": the Norway problem).
  *
- * Sections and defaults follow issues 4 and 5; the trie tunables those of
- * Linux net/ipv4/fib_trie.c, the cache ones those of the old IPv4 route
- * cache (rt_check_expire, ip_rt_gc_elasticity).
+ * Defaults: the trie tunables are those of Linux net/ipv4/fib_trie.c,
+ * the cache ones those of the old IPv4 route cache (rt_check_expire,
+ * ip_rt_gc_elasticity).
  */
 #include "config.h"
 

@@ -83,7 +83,7 @@ struct conf_fib {
 					  * this much more than a fresh build */
 };
 
-/* Flow cache and its expiry worker (issue 4). */
+/* Flow cache and its expiry worker. */
 struct conf_cache {
 	bool enabled;                /* true */
 	unsigned buckets;            /* 131072, a power of two */

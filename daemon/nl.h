@@ -2,7 +2,7 @@
 /*
  * DOC: nl, rtnetlink messages to struct fib_route
  *
- * The edge where netlink ends (STYLE.md item 4): nl_route_parse validates
+ * The edge where netlink ends (doc/style.md, item 4): nl_route_parse validates
  * every attribute of an RTM_NEWROUTE/RTM_DELROUTE message and fills a
  * struct nl_route (a struct fib_route plus room for its next hops), or
  * rejects the whole message with a reason. Nothing is applied here: the

@@ -5,7 +5,7 @@
  *   fibgen [-6] [-n ROUTES] [-s SEED] [-H NEXTHOPS] [-o FILE] [-S]
  *   fibgen -S -r FILE
  *
- * Writes the routes file of DESIGN.md (`PREFIX/LEN NEXTHOP`, sorted,
+ * Writes the routes file of doc/architecture.md (`PREFIX/LEN NEXTHOP`, sorted,
  * canonical, no duplicates) made by tests/util/tablegen.c: 1,000,000 IPv4
  * routes by default, 200,000 IPv6 with -6. -S prints the table's shape
  * (length mix, nesting, clustering, siblings, next hops) to stderr; with

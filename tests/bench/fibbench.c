@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: fibbench, libfib build and lookup benchmark (DESIGN.md contract)
+ * DOC: fibbench, libfib build and lookup benchmark (doc/architecture.md contract)
  *
  *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N | --zipf FLOWS]
  *            [--lookups N] [--cache] [--all-miss]
@@ -9,8 +9,9 @@
  *            [--accel TABLE]   (the compiled table: its table, 0 off;
  *                               default: fib_params_default)
  *   fibbench --gen N [--gen6] ...     (a fibgen table made in memory)
- *   fibbench [--gen6] ...             (../shared/data tier-1 table, or a
- *                                      generated full table without it)
+ *   fibbench [--gen6] ...             (a real tier-1 table when one is
+ *                                      present beside the tree, else a
+ *                                      generated full table)
  *
  * Loads the routes file into a new FIB with fib_load (timed: build_s),
  * then times lookups of the trace in table 254, best of R runs (3):
@@ -26,7 +27,7 @@
  *
  * `bytes` is fib_stats().bytes; rss_delta, the growth of the resident set
  * over fib_new + fib_load (after reclamation), is an outside check of it.
- * --save-trace FILE writes the trace used (for ../shared/bench/peer_lpm).
+ * --save-trace FILE writes the trace used (for an outside LPM benchmark).
  *
  * --verify recomputes the checksum with a naive longest-prefix match
  * (one hash probe per prefix length) and fails when they differ.
@@ -778,7 +779,7 @@ main(int argc, char **argv)
 	bench_parse(argc, argv, &o);
 	routes_init(&rt);
 	if (!o.routes && !o.gen) {
-		/* the real tier-1 table when ../shared/data has it, else a generated one */
+		/* a real tier-1 table when one is present beside the tree, else a generated one */
 		o.routes = routes_shared_file(o.gen6 ? "gaissmai-tier1-v6.txt.gz"
 						     : "gaissmai-tier1-v4.txt.gz",
 					      shared, sizeof(shared));

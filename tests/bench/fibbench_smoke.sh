@@ -3,7 +3,7 @@
 # fibbench_smoke: fibbench itself is right (not a benchmark: tiny sizes).
 # On generated IPv4 and IPv6 tables, single and batch lookups (one and two
 # threads) must give the checksum of a naive longest-prefix match, and the
-# JSON must carry the keys of the DESIGN.md contract; through the flow
+# JSON must carry the keys of the doc/architecture.md contract; through the flow
 # cache (--cache, Zipf and all-miss traces) the answers must be the FIB's.
 set -e
 B=./tests/bench/fibbench

@@ -2,8 +2,8 @@
 /*
  * DOC: peer, DPDK rte_fib side by side (see peer.h)
  *
- * Follows ../shared/bench/peer_lpm.c and peer_lpm6.c so that its figures
- * can be checked against them: EAL without hugepages or PCI
+ * Set up as the stand-alone DPDK reference benchmarks were, so that its
+ * figures can be checked against theirs: EAL without hugepages or PCI
  * (--no-huge --no-pci -m 2048 --no-shconf --no-telemetry), DIR-24-8 with
  * 4-byte next hops and 65536 tbl8 groups, rte_fib6 TRIE with 4-byte next
  * hops and 2^20 tbl8 groups, bulk lookups 64 addresses at a time, best of

@@ -4,8 +4,8 @@
  *
  * Builds DPDK's rte_fib (DIR-24-8, IPv4) or rte_fib6 (TRIE, IPv6) from the
  * same routes fibbench loads, the next hop of the route on line i being i,
- * and times its 64-address bulk lookups on the same trace, as
- * ../shared/bench/peer_lpm.c does. Compiled only when configure found
+ * and times its 64-address bulk lookups on the same trace, as a
+ * stand-alone DPDK benchmark would. Compiled only when configure found
  * libdpdk (HAVE_DPDK).
  */
 #ifndef TESTS_BENCH_PEER_H

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # DOC: fibd keeps serving while clients misbehave and its namespace goes
-# (issue 6, robustness). fibd runs in a namespace holding a generated
+# (robustness). fibd runs in a namespace holding a generated
 # table, with the control socket and the batch lookup service; while each
 # bad client below does its worst, other clients must get correct answers
 # within a few seconds, and fibd must neither die nor spin:

@@ -265,8 +265,8 @@ nl_compare_get() {
 	echo "ok: $tag"
 }
 
-# nl_routes_file NAME FAMILY N: a routes file from ../shared/data, or from
-# the project generator when the shared data is absent.
+# nl_routes_file NAME FAMILY N: a real table NAME when one is present beside
+# the tree (DATA), else N routes from the project generator.
 nl_routes_file() {
 	local name=$1 fam=$2 n=$3 out="$TMP/$1.txt"
 	if [ -r "$DATA/$name.txt.gz" ]; then

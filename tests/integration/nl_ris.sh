@@ -6,7 +6,8 @@
 # SAMPLES (100,000) sampled addresses; then the LINX IPv4 update hour
 # (18,141 adds, 5,305 withdraws) is replayed into the kernel while a
 # fresh fibd does its first dump, and everything is compared again.
-# Without ../shared/data the project generator supplies the tables.
+# Without the real tables beside the tree, the project generator supplies
+# tables of the same sizes.
 set -u
 . "$(dirname "$0")/lib.sh"
 nl_require

@@ -7,11 +7,12 @@
 #    IPv4 + 160,147 IPv6 routes, `dev dummy0`). When ip exits, fibd is
 #    asked to apply what is queued (SIGUSR1); reported: the delay from
 #    ip's exit to a complete FIB, drops (ENOBUFS) and fibd's peak RSS.
-# 2. Full dump: in the same namespace, RUNS times: ../shared/bench/
-#    nldump.c's raw dump of v4 and of v6, then `fibd --once` (first dump
+# 2. Full dump: in the same namespace, RUNS times: a raw libmnl dump
+#    (NLDUMP_SRC, a program that only counts routes) of v4 and of v6, then `fibd --once` (first dump
 #    request to ready, fib_load included). Reported: each time and the
 #    ratio fibd / (raw v4 + raw v6); the target is <= 1.3.
-# Needs root, ../shared/data (or fibgen: N routes) and ../shared/bench.
+# Needs root, the real tier-1 tables beside the tree (else fibgen: N
+# routes) and the raw dump program's source (else skipped).
 set -u
 . "$(dirname "$0")/lib.sh"
 nl_require

@@ -464,7 +464,7 @@ count_odd(const struct flow_entry_info *e, void *arg)
 /*
  * While a FIB change is in progress (odd generation) the cache neither
  * inserts nor answers: what a reader finds then may be what the change is
- * retiring (the soak crash of 2026-12-01, tests/soak/README.md). Before
+ * retiring (the crash the soak test found, tests/soak/README.md). Before
  * the rule, the first lookup at the odd generation inserted its answer
  * tagged with it and the second one hit it.
  */

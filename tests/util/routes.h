@@ -2,7 +2,7 @@
 /*
  * DOC: routes, routes files for tests and benchmarks
  *
- * Reads the routes file format of DESIGN.md (text or gzip, one route a
+ * Reads the routes file format of doc/architecture.md (text or gzip, one route a
  * line, `PREFIX/LEN NEXTHOP`, NEXTHOP may be `-`, one family a file) into
  * an array of struct fib_route ready for fib_load(), keeping for every
  * route the 1-based number of the line it came from (benchmark checksums
@@ -14,8 +14,8 @@
  *                  line[i] = line number of r[i]
  *
  * Blank lines and lines starting with '#' are skipped; anything else that
- * does not parse is an error naming the line. Also: where the shared real
- * tables live (../shared/data next to the source tree, or $FIBD_SHARED).
+ * does not parse is an error naming the line. Also: where the real
+ * tables live (a data directory beside the source tree, or $FIBD_SHARED).
  */
 #ifndef TESTS_UTIL_ROUTES_H
 #define TESTS_UTIL_ROUTES_H
@@ -93,8 +93,8 @@ long routes_index_find(const struct routes_index *ix, const union fib_addr *addr
 void routes_index_free(struct routes_index *ix);
 
 /*
- * Where the shared real tables are: $FIBD_SHARED if set, else
- * TOP_SRCDIR/../shared/data. Returns buf, or NULL if that directory does
+ * Where the real tables are: $FIBD_SHARED if set, else the data directory
+ * beside the source tree (TOP_SRCDIR/..). Returns buf, or NULL if that directory does
  * not exist. Context: any.
  */
 const char *routes_shared_dir(char *buf, size_t len);

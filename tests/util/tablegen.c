@@ -52,7 +52,7 @@ struct tg_region {
 	double w;
 };
 
-/* IPv4 lengths, tier-1 view (shared/data/README.md) */
+/* IPv4 lengths, as in a real tier-1 view */
 static const struct tg_len tg_lens4[] = {
 	{ 8, 0.018 }, { 9, 0.014 }, { 10, 0.042 }, { 11, 0.114 }, { 12, 0.33 },
 	{ 13, 0.64 }, { 14, 1.33 }, { 15, 2.33 },  { 16, 15 },   { 17, 9 },

@@ -3,7 +3,7 @@
  * DOC: tablegen, deterministic BGP-like routing tables
  *
  * Makes a full-table look-alike for tests and benchmarks from a seed, with
- * the shape of a real tier-1 view (../shared/data/README.md): the length
+ * the shape of a real tier-1 view (measured with fibgen -S -r): the length
  * mix, prefixes clustered in occupied blocks (IPv4 /16s across the ~220
  * usable /8s, IPv6 /32s in the RIR /12s of 2000::/3), nesting inside
  * shorter prefixes, runs of sibling /24s (/48s), no special-purpose space,

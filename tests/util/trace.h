@@ -2,13 +2,13 @@
 /*
  * DOC: trace, lookup traces for tests and benchmarks
  *
- * A trace is an array of addresses in the DESIGN.md trace file layout:
- * IPv4 as uint32 in host order (little-endian on disk), IPv6 as 16 bytes
- * in network order. Generators, all deterministic for a seed (see rng.h):
+ * A trace is an array of addresses in the trace file layout of
+ * doc/architecture.md: IPv4 as uint32 in host order (little-endian on
+ * disk), IPv6 as 16 bytes in network order. Generators, all deterministic for a seed (see rng.h):
  *
  *   uniform  random 32-bit IPv4 addresses (mostly misses in a BGP table)
  *   routed   a random address inside a random prefix of the table, as
- *            ../shared/bench/gen.py and peer_lpm6.c do (every lookup hits)
+ *            the DPDK reference benchmarks do (every lookup hits)
  *   zipf     FLOWS distinct routed addresses, drawn by a Zipf(1.0) law
  *            (rank k with probability proportional to 1/k), for caches
  */
