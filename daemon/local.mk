@@ -13,12 +13,19 @@ noinst_HEADERS += \
 	daemon/nl.h \
 	daemon/ingest.h \
 	daemon/ctl.h \
-	daemon/lookup.h
+	daemon/lookup.h \
+	daemon/fibd.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
 sbin_PROGRAMS += daemon/fibd
-daemon_fibd_SOURCES = daemon/fibd.c
+daemon_fibd_SOURCES = \
+	daemon/fibd.c \
+	daemon/reload.c \
+	daemon/cmds.c \
+	daemon/metrics.c \
+	daemon/health.c \
+	daemon/compact.c
 daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml"'
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \
