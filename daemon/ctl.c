@@ -57,6 +57,7 @@
 #include <time.h>
 
 #include "daemon/ctl.h"
+#include "daemon/listen.h"
 
 #define CTL_PAUSE_MIN_MS 100  /* listener pause when out of descriptors */
 #define CTL_PAUSE_MAX_MS 1000 /* ... doubling up to this */
@@ -80,7 +81,7 @@ struct ctl {
 	struct evbuffer *data;
 	struct ctl_stats st;
 	unsigned idle_ms;      /* 0: no idle timeout */
-	int spare;             /* /dev/null, given up to refuse a client; -1 */
+	struct listen_spare spare; /* given up to refuse clients */
 	struct event *resume;  /* re-enables a paused listener */
 	unsigned pause_ms;     /* next pause, CTL_PAUSE_MIN_MS..CTL_PAUSE_MAX_MS */
 };
@@ -413,8 +414,7 @@ ctl_fed(struct ctl *ctl)
 		return;
 	ctl->st.starved = 0;
 	ctl->pause_ms = CTL_PAUSE_MIN_MS;
-	if (ctl->spare < 0)
-		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_spare_refill(&ctl->spare);
 }
 
 static void
@@ -424,40 +424,8 @@ ctl_resume(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (ctl->spare < 0)
-		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_spare_refill(&ctl->spare);
 	evconnlistener_enable(ctl->lis);
-}
-
-/*
- * Refuse the clients waiting in the backlog through the spare
- * descriptor's slot. Returns 1 when the backlog is empty (the listener
- * will be quiet), 0 when it could not be emptied.
- */
-static int
-ctl_refuse(struct ctl *ctl)
-{
-	static const char busy[] = "503 out of file descriptors\n";
-	int lfd = evconnlistener_get_fd(ctl->lis), fd, n, err = 0;
-
-	if (ctl->spare < 0)
-		return 0;
-	close(ctl->spare);
-	ctl->spare = -1;
-	for (n = 0; n < CTL_REFUSE_BATCH; n++) {
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			err = errno;
-			break;
-		}
-		if (write(fd, busy, sizeof(busy) - 1) < 0) {
-			/* the client goes away either way */
-		}
-		close(fd);
-		ctl->st.refused_fds++;
-	}
-	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return err == EAGAIN || err == EWOULDBLOCK;
 }
 
 /*
@@ -480,7 +448,9 @@ ctl_accept_error(struct evconnlistener *lis, void *arg)
 			ctl->st.starved = 1;
 			ctl->st.fd_episodes++;
 		}
-		if (ctl_refuse(ctl))
+		if (listen_spare_refuse(&ctl->spare, evconnlistener_get_fd(ctl->lis),
+					CTL_REFUSE_BATCH, "503 out of file descriptors\n",
+					&ctl->st.refused_fds))
 			return;
 	}
 	tv.tv_sec = (time_t)(ctl->pause_ms / 1000);
@@ -539,106 +509,56 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 	ctl_idle_arm(c);
 }
 
-/* -EADDRINUSE if a daemon answers on path, else remove a stale socket. */
-static int
-ctl_unlink_stale(const struct sockaddr_un *sun)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int live;
-
-	if (fd < 0)
-		return -errno;
-	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
-	close(fd);
-	if (live)
-		return -EADDRINUSE;
-	if (unlink(sun->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 struct ctl *
 ctl_new(struct event_base *base, const char *path, unsigned mode, const char *group,
 	ctl_exec_cb exec, void *arg)
 {
-	struct sockaddr_un sun;
 	struct ctl *ctl;
-	char dir[sizeof(sun.sun_path)], *slash;
-	int err;
+	int fd, err;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
+	if (strlen(path) >= sizeof(ctl->path)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	strcpy(sun.sun_path, path);
-	/* The runtime directory, when systemd did not make it. */
-	strcpy(dir, path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return NULL;
-	}
-	if ((err = ctl_unlink_stale(&sun)) < 0) {
-		errno = -err;
+	fd = listen_unix(path, SOCK_STREAM, mode, group, LISTEN_MKDIR);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
 	ctl = calloc(1, sizeof(*ctl));
-	if (!ctl)
+	if (!ctl) {
+		listen_unix_close(fd, path);
+		errno = ENOMEM;
 		return NULL;
+	}
 	ctl->base = base;
 	ctl->exec = exec;
 	ctl->arg = arg;
 	ctl->pause_ms = CTL_PAUSE_MIN_MS;
 	strcpy(ctl->path, path);
-	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (ctl->spare < 0)
+	if ((err = listen_spare_open(&ctl->spare)) < 0)
 		goto fail;
+	err = -ENOMEM;
 	ctl->data = evbuffer_new();
 	ctl->resume = evtimer_new(base, ctl_resume, ctl);
 	if (!ctl->data || !ctl->resume)
 		goto fail;
-	ctl->lis = evconnlistener_new_bind(base, ctl_accept, ctl,
-					   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
-					   (struct sockaddr *)&sun, sizeof(sun));
+	ctl->lis = evconnlistener_new(base, ctl_accept, ctl,
+				      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (!ctl->lis)
 		goto fail;
 	evconnlistener_set_error_cb(ctl->lis, ctl_accept_error);
-	if (group && group[0]) {
-		struct group *gr;
-
-		errno = 0;
-		gr = getgrnam(group);
-
-		if (!gr) {
-			errno = errno ? errno : ENOENT;
-			goto fail_unlink;
-		}
-		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
-			goto fail_unlink;
-	}
-	if (chmod(path, mode) < 0)
-		goto fail_unlink;
 	return ctl;
 
-fail_unlink:
-	err = errno;
-	unlink(path);
-	errno = err;
 fail:
-	err = errno;
-	if (ctl->lis)
-		evconnlistener_free(ctl->lis);
+	listen_unix_close(fd, path);
 	if (ctl->data)
 		evbuffer_free(ctl->data);
 	if (ctl->resume)
 		event_free(ctl->resume);
-	if (ctl->spare >= 0)
-		close(ctl->spare);
+	listen_spare_close(&ctl->spare);
 	free(ctl);
-	errno = err;
+	errno = -err;
 	return NULL;
 }
 
@@ -653,8 +573,7 @@ ctl_free(struct ctl *ctl)
 	unlink(ctl->path);
 	evbuffer_free(ctl->data);
 	event_free(ctl->resume);
-	if (ctl->spare >= 0)
-		close(ctl->spare);
+	listen_spare_close(&ctl->spare);
 	free(ctl);
 }
 

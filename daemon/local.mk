@@ -7,14 +7,16 @@ daemon_libingest_la_SOURCES = \
 	daemon/nl.c \
 	daemon/ingest.c \
 	daemon/ctl.c \
-	daemon/lookup.c
+	daemon/lookup.c \
+	daemon/listen.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
 	daemon/ingest.h \
 	daemon/ctl.h \
 	daemon/lookup.h \
-	daemon/fibd.h
+	daemon/fibd.h \
+	daemon/listen.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
@@ -60,7 +62,7 @@ tests_unit_lookup_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.l
 if TSAN_TESTS
 check_PROGRAMS += tests/unit/lookup_tsan_test
 TESTS += tests/unit/lookup_tsan_test
-tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c cache/flow.c \
+tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c daemon/listen.c cache/flow.c \
 	$(fib_libfib_la_SOURCES)
 tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
 tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
@@ -123,3 +125,13 @@ fuzz-nl:
 # Full-table ingest benchmark (tier1, about 1M routes; minutes, root).
 bench-nl: daemon/fibd
 	srcdir=$(srcdir) bash $(srcdir)/tests/integration/nlbench.sh
+
+# New unit tests (to move to tests/unit/local.mk)
+
+# The UNIX listener set-up and the spare descriptor, on real sockets.
+check_PROGRAMS += tests/unit/listen_test
+TESTS += tests/unit/listen_test
+tests_unit_listen_test_SOURCES = tests/unit/listen_test.c
+tests_unit_listen_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_listen_test_LDADD = daemon/libingest.la $(CHECK_LIBS)
+
