@@ -12,7 +12,8 @@
  *   metrics.c   Prometheus metrics (a table) and their HTTP listener
  *   health.c    sd_notify status, watchdog, descriptor limit and
  *               out-of-descriptor episodes, the loop-stall probe
- *   compact.c   the compaction policy's timer and its thread
+ *   settle.c    the compaction timer and its thread; compact.c the
+ *               policy's decision, a pure function
  *
  * Threads (STYLE.md item 5), and the Context: of the functions they run:
  *
@@ -21,7 +22,7 @@
  *                       except while it has lent the FIB to a thread below
  *   loader thread       "writer" until ready: fib_load of the first dump
  *                       (daemon/ingest.c, through daemon/handoff.c)
- *   compaction thread   "writer" for one pass (compact.c, through
+ *   compaction thread   "writer" for one pass (settle.c, through
  *                       daemon/handoff.c); meanwhile the main loop pauses
  *                       the ingest and only reads the FIB
  *   lookup threads,     "reader": RCU readers of the FIB, never writers
@@ -30,7 +31,6 @@
 #ifndef FIBD_FIBD_H
 #define FIBD_FIBD_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <event2/event.h>
@@ -39,6 +39,7 @@
 #include "fib/fib.h"
 #include "conf/conf.h"
 #include "daemon/ctl.h"
+#include "daemon/handoff.h"
 #include "daemon/ingest.h"
 #include "daemon/log.h"
 
@@ -66,14 +67,12 @@ struct fibd_opts {
 };
 
 /*
- * One pass of a compaction, run by the compaction thread (compact.c).
+ * One pass of a compaction, run by the compaction thread (settle.c).
  * The main loop sets the inputs before lending the FIB and reads the
  * results once it has it back, nothing in between.
  */
 struct fibd_compactor {
-	pthread_t thread;
-	int efd; /* eventfd: the thread is done */
-	struct event *done;
+	struct handoff *ho; /* the compaction thread */
 	int running; /* the thread is the writer: ingest paused */
 	/* in */
 	struct fib *fib;
@@ -94,7 +93,7 @@ struct fibd_compactor {
 	double seconds;		   /* the thread's time, without --compact-delay */
 };
 
-/* The compaction policy's state (compact.c). */
+/* The compaction policy's state (settle.c). */
 struct fibd_compaction {
 	struct event *settle; /* 1 s tick once ready: fibd_settle_tick */
 	uint64_t settle_gen;  /* FIB generation at the last tick */
@@ -239,7 +238,7 @@ void fibd_probe_watch(struct fibd *d, double t0);
 void fibd_probe_unwatch(struct fibd *d);
 void fibd_probe_stop(struct fibd *d);
 
-/* compact.c */
+/* settle.c */
 
 /* The compaction thread's hand-off and the settle timer. Context: main loop. */
 void fibd_compact_open(struct fibd *d);

@@ -8,7 +8,9 @@ daemon_libingest_la_SOURCES = \
 	daemon/ingest.c \
 	daemon/ctl.c \
 	daemon/lookup.c \
-	daemon/listen.c
+	daemon/listen.c \
+	daemon/handoff.c \
+	daemon/compact.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
@@ -16,7 +18,9 @@ noinst_HEADERS += \
 	daemon/ctl.h \
 	daemon/lookup.h \
 	daemon/fibd.h \
-	daemon/listen.h
+	daemon/listen.h \
+	daemon/handoff.h \
+	daemon/compact.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
@@ -27,7 +31,7 @@ daemon_fibd_SOURCES = \
 	daemon/cmds.c \
 	daemon/metrics.c \
 	daemon/health.c \
-	daemon/compact.c
+	daemon/settle.c
 daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml"'
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \
@@ -135,3 +139,9 @@ tests_unit_listen_test_SOURCES = tests/unit/listen_test.c
 tests_unit_listen_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_listen_test_LDADD = daemon/libingest.la $(CHECK_LIBS)
 
+# The compaction decision against a table and a model.
+check_PROGRAMS += tests/unit/compact_test
+TESTS += tests/unit/compact_test
+tests_unit_compact_test_SOURCES = tests/unit/compact_test.c daemon/compact.c
+tests_unit_compact_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_compact_test_LDADD = $(CHECK_LIBS)
