@@ -32,10 +32,10 @@ const char *
 compact_why_name(enum compact_why why)
 {
 	static const char *const names[] = {
-		[COMPACT_FORCED] = "forced",
-		[COMPACT_UNDER_MIN] = "under the minimum",
-		[COMPACT_UNDER_MARGIN] = "within the margin",
-		[COMPACT_OVER_MARGIN] = "past the margin",
+	    [COMPACT_FORCED] = "forced",
+	    [COMPACT_UNDER_MIN] = "under the minimum",
+	    [COMPACT_UNDER_MARGIN] = "within the margin",
+	    [COMPACT_OVER_MARGIN] = "past the margin",
 	};
 
 	return (unsigned)why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";

@@ -141,12 +141,12 @@ fibd_compactor_run(struct fibd_compactor *c)
 
 		fib_stats(c->fib, &c->stats);
 		c->before = c->stats.bytes;
-		in = (struct compact_input){ .bytes = c->before,
-					     .routes = c->routes,
-					     .built_bytes = c->built_bytes,
-					     .built_routes = c->built_routes,
-					     .margin = c->margin,
-					     .force = c->force };
+		in = (struct compact_input){.bytes = c->before,
+					    .routes = c->routes,
+					    .built_bytes = c->built_bytes,
+					    .built_routes = c->built_routes,
+					    .margin = c->margin,
+					    .force = c->force};
 		compact_decide(&in, &dec);
 		c->expected = dec.expected;
 		c->needed = dec.compact;
