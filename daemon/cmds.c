@@ -39,29 +39,55 @@
 #include "daemon/log.h"
 #include "daemon/lookup.h"
 
-static void
-fibd_print_nh(struct fibd *d, struct evbuffer *out, const struct fib_info *info,
-	      int multipath_words)
+/* How a next hop is printed: in `show routes` and --dump (" nh ... w W"),
+ * as one path of a multipath lookup answer (" nexthop ... weight W"), or
+ * as a lookup answer's only path (no word, no weight). */
+enum fibd_nh_style {
+	FIBD_NH_ROUTE,
+	FIBD_NH_PATH,
+	FIBD_NH_SINGLE,
+};
+
+/*
+ * One next hop, as the style says, into buf (len bytes, as snprintf:
+ * returns the length it wanted). The only next-hop formatter of the
+ * daemon: the control socket and the test-only files print the same.
+ * Context: main loop (ingest_ifname).
+ */
+static size_t
+fibd_nh_format(const struct fibd *d, char *buf, size_t len, const struct fib_nh *nh,
+	       enum fibd_nh_style style)
 {
-	char buf[INET6_ADDRSTRLEN];
+	static const char *const word[] = {" nh", " nexthop", ""};
+	static const char *const weight[] = {" w", " weight", NULL};
+	const char *name = ingest_ifname(d->ing, nh->ifindex);
+	char gw[INET6_ADDRSTRLEN];
+	size_t n;
 
-	for (unsigned i = 0; i < info->nh_count; i++) {
-		const struct fib_nh *nh = &info->nh[i];
-		const char *name = ingest_ifname(d->ing, nh->ifindex);
-
-		evbuffer_add_printf(out, multipath_words ? " nexthop" : " nh");
-		if (nh->gw_family) {
-			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
-			evbuffer_add_printf(out, " via %s", buf);
-		}
-		if (nh->ifindex) {
-			if (name)
-				evbuffer_add_printf(out, " dev %s", name);
-			else
-				evbuffer_add_printf(out, " dev if%u", nh->ifindex);
-		}
-		evbuffer_add_printf(out, multipath_words ? " weight %u" : " w %u", nh->weight);
+	n = (size_t)snprintf(buf, len, "%s", word[style]);
+	if (nh->gw_family) {
+		inet_ntop(nh->gw_family, nh->gw.b, gw, sizeof(gw));
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " via %s", gw);
 	}
+	if (nh->ifindex && name)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " dev %s", name);
+	else if (nh->ifindex)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " dev if%u", nh->ifindex);
+	if (weight[style])
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s %u", weight[style],
+				      nh->weight);
+	return n;
+}
+
+/* fibd_nh_format into an evbuffer. */
+static void
+fibd_nh_add(const struct fibd *d, struct evbuffer *out, const struct fib_nh *nh,
+	    enum fibd_nh_style style)
+{
+	char buf[128];
+	size_t n = fibd_nh_format(d, buf, sizeof(buf), nh, style);
+
+	evbuffer_add(out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 }
 
 struct fibd_walk {
@@ -106,22 +132,9 @@ fibd_route_line(const struct fib_match *m, void *arg)
 	n += (size_t)snprintf(line + n, sizeof(line) - n, " metric %u", m->info->priority);
 	if (m->info->nh_id)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " nhid %u", m->info->nh_id);
-	for (unsigned i = 0; i < m->info->nh_count && n < sizeof(line) - 128; i++) {
-		const struct fib_nh *nh = &m->info->nh[i];
-		const char *name = ingest_ifname(w->d->ing, nh->ifindex);
-
-		memcpy(line + n, " nh", 3);
-		n += 3;
-		if (nh->gw_family) {
-			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
-			n += (size_t)snprintf(line + n, sizeof(line) - n, " via %s", buf);
-		}
-		if (nh->ifindex && name)
-			n += (size_t)snprintf(line + n, sizeof(line) - n, " dev %s", name);
-		else if (nh->ifindex)
-			n += (size_t)snprintf(line + n, sizeof(line) - n, " dev if%u", nh->ifindex);
-		n += (size_t)snprintf(line + n, sizeof(line) - n, " w %u", nh->weight);
-	}
+	for (unsigned i = 0; i < m->info->nh_count && n < sizeof(line) - 128; i++)
+		n += fibd_nh_format(w->d, line + n, sizeof(line) - n, &m->info->nh[i],
+				    FIBD_NH_ROUTE);
 	if (n > sizeof(line) - 1)
 		n = sizeof(line) - 1;
 	line[n++] = '\n';
@@ -165,21 +178,11 @@ fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
 	}
 	inet_ntop(m.family, m.prefix.b, buf, sizeof(buf));
 	evbuffer_add_printf(out, "%s %s/%u %s", abuf, buf, m.plen, fib_type_name(m.type));
-	if (m.info->nh_count == 1) {
-		const struct fib_nh *nh = &m.info->nh[0];
-		const char *name = ingest_ifname(d->ing, nh->ifindex);
-
-		if (nh->gw_family) {
-			inet_ntop(nh->gw_family, nh->gw.b, buf, sizeof(buf));
-			evbuffer_add_printf(out, " via %s", buf);
-		}
-		if (nh->ifindex && name)
-			evbuffer_add_printf(out, " dev %s", name);
-		else if (nh->ifindex)
-			evbuffer_add_printf(out, " dev if%u", nh->ifindex);
-	} else if (m.info->nh_count > 1) {
-		fibd_print_nh(d, out, m.info, 1);
-	}
+	if (m.info->nh_count == 1)
+		fibd_nh_add(d, out, &m.info->nh[0], FIBD_NH_SINGLE);
+	else
+		for (unsigned i = 0; i < m.info->nh_count; i++)
+			fibd_nh_add(d, out, &m.info->nh[i], FIBD_NH_PATH);
 	fib_read_unlock();
 	evbuffer_add(out, "\n", 1);
 }
@@ -456,121 +459,174 @@ fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
 	}
 }
 
+static void
+fibd_cmd_summary(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	fibd_show_summary(d, out);
+}
+
+static void
+fibd_cmd_trie(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	fibd_show_trie(d, out, cmd->family);
+}
+
+static void
+fibd_cmd_cache(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	fibd_show_cache(d, out);
+}
+
+static void
+fibd_cmd_routes(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	struct fibd_walk w = {.d = d, .out = out};
+
+	w.filter = cmd->has_prefix;
+	w.plen = cmd->plen;
+	w.prefix = cmd->prefix;
+	/* a reader's walk: the compaction thread may be the writer */
+	fib_read_lock();
+	if (!cmd->family || cmd->family == AF_INET)
+		fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+	if (!cmd->family || cmd->family == AF_INET6)
+		fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+	fib_read_unlock();
+	snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
+}
+
+static void
+fibd_cmd_config(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	char *s;
+
+	if (conf_format(d->conf, &s) < 0) {
+		r->code = 500;
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return;
+	}
+	evbuffer_add(out, s, strlen(s));
+	free(s);
+}
+
+static void
+fibd_cmd_lookup(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	unsigned iif = 0;
+
+	if (cmd->iif[0]) {
+		iif = if_nametoindex(cmd->iif);
+		if (!iif)
+			iif = ingest_ifindex(d->ing, cmd->iif);
+		if (!iif) {
+			r->code = 400;
+			snprintf(r->msg, sizeof(r->msg), "no such interface: %s", cmd->iif);
+			return;
+		}
+	}
+	for (unsigned i = 0; cmd->has_src && i < cmd->naddr; i++)
+		if (cmd->addr[i].family != cmd->src.family) {
+			r->code = 400;
+			snprintf(r->msg, sizeof(r->msg),
+				 "from: source and destination families differ");
+			return;
+		}
+	for (unsigned i = 0; i < cmd->naddr; i++)
+		fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL, cmd->tos,
+				 iif);
+}
+
+static void
+fibd_cmd_flush(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	if (!d->cache) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "not available: the flow cache is disabled");
+		return;
+	}
+	flow_cache_flush(d->cache);
+	snprintf(r->msg, sizeof(r->msg), "flushed");
+}
+
+static void
+fibd_cmd_reload(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	if (fibd_reload(d, out) < 0) {
+		r->code = 500;
+		snprintf(r->msg, sizeof(r->msg), "reload failed, old configuration kept");
+	} else {
+		snprintf(r->msg, sizeof(r->msg), "reloaded");
+	}
+}
+
+static void
+fibd_cmd_metrics(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	fibd_metrics(d, out);
+}
+
+static void
+fibd_cmd_compact(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	if (d->comp.cw.running) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "compaction running, try again");
+		return;
+	}
+	if (!ingest_idle(d->ing)) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "busy: a dump or resync is running");
+		return;
+	}
+	if (fibd_settle(d, 1, r->msg, sizeof(r->msg)) < 0)
+		r->code = 500;
+}
+
+static void
+fibd_cmd_help(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
+				 "show routes [PREFIX]\nshow config\n"
+				 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
+				 "flush cache\ncompact\nreload\nmetrics\nhelp\n");
+}
+
+typedef void (*fibd_cmd_fn)(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+			    struct ctl_reply *r);
+
+/* The commands daemon/ctl parses, and whether they wait for ready (the
+ * FIB is the loader thread's until then). */
+static const struct {
+	int needs_ready;
+	fibd_cmd_fn handler;
+} fibd_cmds[] = {
+    [CTL_SHOW_SUMMARY] = {0, fibd_cmd_summary}, [CTL_SHOW_TRIE] = {1, fibd_cmd_trie},
+    [CTL_SHOW_CACHE] = {0, fibd_cmd_cache},	[CTL_SHOW_ROUTES] = {1, fibd_cmd_routes},
+    [CTL_SHOW_CONFIG] = {0, fibd_cmd_config},	[CTL_LOOKUP] = {1, fibd_cmd_lookup},
+    [CTL_FLUSH_CACHE] = {0, fibd_cmd_flush},	[CTL_RELOAD] = {0, fibd_cmd_reload},
+    [CTL_METRICS] = {0, fibd_cmd_metrics},	[CTL_HELP] = {0, fibd_cmd_help},
+    [CTL_COMPACT] = {1, fibd_cmd_compact},
+};
+
 void
 fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, void *arg)
 {
 	struct fibd *d = arg;
-	struct fibd_walk w = {.d = d, .out = out};
-	unsigned iif;
-	char *s;
 
-	switch (cmd->op) {
-	case CTL_SHOW_SUMMARY:
-		fibd_show_summary(d, out);
-		break;
-	case CTL_SHOW_TRIE:
-		if (!d->ready)
-			goto not_ready;
-		fibd_show_trie(d, out, cmd->family);
-		break;
-	case CTL_SHOW_ROUTES:
-		if (!d->ready)
-			goto not_ready;
-		w.filter = cmd->has_prefix;
-		w.plen = cmd->plen;
-		w.prefix = cmd->prefix;
-		/* a reader's walk: the compaction thread may be the writer */
-		fib_read_lock();
-		if (!cmd->family || cmd->family == AF_INET)
-			fib_walk(d->fib, AF_INET, fibd_route_line, &w);
-		if (!cmd->family || cmd->family == AF_INET6)
-			fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
-		fib_read_unlock();
-		snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
-		break;
-	case CTL_SHOW_CONFIG:
-		if (conf_format(d->conf, &s) < 0) {
-			r->code = 500;
-			snprintf(r->msg, sizeof(r->msg), "out of memory");
-			break;
-		}
-		evbuffer_add(out, s, strlen(s));
-		free(s);
-		break;
-	case CTL_LOOKUP:
-		if (!d->ready)
-			goto not_ready;
-		iif = 0;
-		if (cmd->iif[0]) {
-			iif = if_nametoindex(cmd->iif);
-			if (!iif)
-				iif = ingest_ifindex(d->ing, cmd->iif);
-			if (!iif) {
-				r->code = 400;
-				snprintf(r->msg, sizeof(r->msg), "no such interface: %s", cmd->iif);
-				break;
-			}
-		}
-		for (unsigned i = 0; cmd->has_src && i < cmd->naddr; i++)
-			if (cmd->addr[i].family != cmd->src.family) {
-				r->code = 400;
-				snprintf(r->msg, sizeof(r->msg),
-					 "from: source and destination families differ");
-				return;
-			}
-		for (unsigned i = 0; i < cmd->naddr; i++)
-			fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL,
-					 cmd->tos, iif);
-		break;
-	case CTL_SHOW_CACHE:
-		fibd_show_cache(d, out);
-		break;
-	case CTL_FLUSH_CACHE:
-		if (!d->cache) {
-			r->code = 503;
-			snprintf(r->msg, sizeof(r->msg),
-				 "not available: the flow cache is disabled");
-			break;
-		}
-		flow_cache_flush(d->cache);
-		snprintf(r->msg, sizeof(r->msg), "flushed");
-		break;
-	case CTL_RELOAD:
-		if (fibd_reload(d, out) < 0) {
-			r->code = 500;
-			snprintf(r->msg, sizeof(r->msg), "reload failed, old configuration kept");
-		} else {
-			snprintf(r->msg, sizeof(r->msg), "reloaded");
-		}
-		break;
-	case CTL_METRICS:
-		fibd_metrics(d, out);
-		break;
-	case CTL_COMPACT:
-		if (!d->ready)
-			goto not_ready;
-		if (d->comp.cw.running) {
-			r->code = 503;
-			snprintf(r->msg, sizeof(r->msg), "compaction running, try again");
-			break;
-		}
-		if (!ingest_idle(d->ing)) {
-			r->code = 503;
-			snprintf(r->msg, sizeof(r->msg), "busy: a dump or resync is running");
-			break;
-		}
-		if (fibd_settle(d, 1, r->msg, sizeof(r->msg)) < 0)
-			r->code = 500;
-		break;
-	case CTL_HELP:
-		evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
-					 "show routes [PREFIX]\nshow config\n"
-					 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
-					 "flush cache\ncompact\nreload\nmetrics\nhelp\n");
-		break;
+	if ((unsigned)cmd->op >= sizeof(fibd_cmds) / sizeof(fibd_cmds[0]) ||
+	    !fibd_cmds[cmd->op].handler)
+		return;
+	if (fibd_cmds[cmd->op].needs_ready && !d->ready) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "not ready: the first dump is still loading");
+		return;
 	}
-	return;
-not_ready:
-	r->code = 503;
-	snprintf(r->msg, sizeof(r->msg), "not ready: the first dump is still loading");
+	fibd_cmds[cmd->op].handler(d, cmd, out, r);
 }
