@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <grp.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -42,173 +43,228 @@
 #include "daemon/log.h"
 #include "daemon/lookup.h"
 
-static void
-fibd_metric(struct evbuffer *out, const char *name, const char *type, const char *help)
+/* What the metrics read, taken once per scrape. */
+struct fibd_snap {
+	int ready, pending, running;
+	double ingest_seconds;
+	size_t routes_v4, routes_v6, malloc_in_use, malloc_free;
+	struct ingest_stats ing;
+	struct flow_stats cache;
+	double gc_last, gc_max;
+	struct fibd_compaction comp;
+	double stall_last, stall_max;
+	struct ctl_stats ctl;
+	struct lookup_stats lookup;
+	uint64_t reloads, reload_failures;
+	struct fib_stats fib;
+	double gp_max;
+};
+
+enum fibd_value { V_INT, V_UNS, V_U64, V_SIZE, V_F6, V_F9 };
+
+#define N_CACHE  0x1 /* only with a flow cache */
+#define N_LOOKUP 0x2 /* only with lookup threads */
+#define N_READY  0x4 /* only once ready: fib_stats is the loader's before */
+
+/*
+ * One sample a row, in the order printed. A row with help is a metric's
+ * first sample (its HELP and TYPE lines first); a row without is another
+ * sample of the metric above, with other labels.
+ */
+static const struct fibd_metric {
+	const char *name, *type, *help;
+	const char *labels; /* NULL: none */
+	unsigned need;      /* N_*: skipped without */
+	enum fibd_value kind;
+	size_t off;         /* in struct fibd_snap */
+} fibd_metric_table[] = {
+#define S(f) offsetof(struct fibd_snap, f)
+#define G "gauge"
+#define C "counter"
+	{ "ready", G, "1 once the first full dump is in the FIB.", NULL, 0, V_INT, S(ready) },
+	{ "ingest_seconds", G, "First dump request to ready.", NULL, 0, V_F6, S(ingest_seconds) },
+	{ "routes", G, "Routes in the FIB.", "family=\"ipv4\"", 0, V_SIZE, S(routes_v4) },
+	{ "routes", G, NULL, "family=\"ipv6\"", 0, V_SIZE, S(routes_v6) },
+	{ "netlink_messages_total", C, "Netlink messages read.", NULL, 0, V_U64, S(ing.msgs) },
+	{ "netlink_drops_total", C, "ENOBUFS on the event socket.", NULL, 0, V_U64, S(ing.drops) },
+	{ "netlink_resyncs_total", C, "Completed resynchronisations.", NULL, 0, V_U64,
+	  S(ing.resyncs) },
+	{ "cache_entries", G, "Flow cache entries.", NULL, N_CACHE, V_U64, S(cache.entries) },
+	{ "cache_bytes", G, "Flow cache memory, bytes.", NULL, N_CACHE, V_U64, S(cache.bytes) },
+	{ "cache_lookups_total", C, "Flow cache lookups.", NULL, N_CACHE, V_U64,
+	  S(cache.lookups) },
+	{ "cache_hits_total", C, "Flow cache hits.", NULL, N_CACHE, V_U64, S(cache.hits) },
+	{ "cache_misses_total", C, "Flow cache misses.", NULL, N_CACHE, V_U64, S(cache.misses) },
+	{ "cache_inserts_total", C, "Flow cache inserts.", NULL, N_CACHE, V_U64,
+	  S(cache.inserts) },
+	{ "cache_insert_odd_total", C,
+	  "Misses not inserted: odd FIB generation (a change in progress).", NULL, N_CACHE, V_U64,
+	  S(cache.insert_odd) },
+	{ "cache_evictions_chain_total", C, "Evicted: chain full.", NULL, N_CACHE, V_U64,
+	  S(cache.evict_chain) },
+	{ "cache_evictions_size_total", C, "Evicted by pressure GC.", NULL, N_CACHE, V_U64,
+	  S(cache.evict_size) },
+	{ "cache_expired_idle_total", C, "Expired: idle.", NULL, N_CACHE, V_U64,
+	  S(cache.expired_idle) },
+	{ "cache_expired_stale_total", C, "Expired: older FIB generation.", NULL, N_CACHE, V_U64,
+	  S(cache.expired_stale) },
+	{ "cache_gc_runs_total", C, "Periodic expiry runs.", NULL, N_CACHE, V_U64,
+	  S(cache.gc_runs) },
+	{ "cache_gc_buckets_scanned_total", C, "Buckets scanned by expiry.", NULL, N_CACHE, V_U64,
+	  S(cache.buckets_scanned) },
+	{ "cache_gc_yields_total", C, "Expiry yields.", NULL, N_CACHE, V_U64, S(cache.yields) },
+	{ "cache_gc_seconds_last", G, "Last expiry run, seconds.", NULL, N_CACHE, V_F9,
+	  S(gc_last) },
+	{ "cache_gc_seconds_max", G, "Longest expiry run, seconds.", NULL, N_CACHE, V_F9,
+	  S(gc_max) },
+	{ "malloc_in_use_bytes", G, "malloc: bytes in use, all arenas and mmapped blocks.", NULL,
+	  0, V_SIZE, S(malloc_in_use) },
+	{ "malloc_free_bytes", G,
+	  "malloc: free bytes held in the arenas (malloc_trim gives pages back).", NULL, 0, V_SIZE,
+	  S(malloc_free) },
+	{ "settles_total", C,
+	  "Quiet periods after churn checked for compaction (and malloc trimmed).", NULL, 0, V_U64,
+	  S(comp.settles) },
+	{ "compaction_pending", G,
+	  "1 while a compaction runs, or its second pass or reference is due.", NULL, 0, V_INT,
+	  S(pending) },
+	{ "compaction_running", G,
+	  "1 while the compaction thread rebuilds the FIB (netlink changes wait).", NULL, 0, V_INT,
+	  S(running) },
+	{ "compactions_total", C, "FIB rebuilds by fib_compact (passes).", NULL, 0, V_U64,
+	  S(comp.compactions) },
+	{ "compaction_failures_total", C, "fib_compact errors (FIB unchanged).", NULL, 0, V_U64,
+	  S(comp.failures) },
+	{ "compaction_seconds_last", G, "The compaction thread's time for the last pass.", NULL, 0,
+	  V_F6, S(comp.last) },
+	{ "compaction_seconds_max", G, "Longest compaction pass.", NULL, 0, V_F6, S(comp.max) },
+	{ "compaction_loop_stall_seconds_last", G,
+	  "Longest event-loop stall during the last compaction (1 ms probe).", NULL, 0, V_F6,
+	  S(stall_last) },
+	{ "compaction_loop_stall_seconds_max", G, "Longest event-loop stall during any compaction.",
+	  NULL, 0, V_F6, S(stall_max) },
+	{ "malloc_trims_total", C, "malloc_trim calls.", NULL, 0, V_U64, S(comp.trims) },
+	{ "control_clients", G, "Connected control clients.", NULL, 0, V_UNS, S(ctl.clients) },
+	{ "control_refused_total", C,
+	  "Control clients refused: too many clients, or fibd out of file descriptors.",
+	  "reason=\"clients\"", 0, V_U64, S(ctl.refused) },
+	{ "control_refused_total", C, NULL, "reason=\"fds\"", 0, V_U64, S(ctl.refused_fds) },
+	{ "control_idle_closed_total", C, "Control clients disconnected by control.idle_timeout.",
+	  NULL, 0, V_U64, S(ctl.idle_closed) },
+	{ "accept_errors_total", C, "Failed accept() calls (out of file descriptors, mostly).",
+	  "socket=\"control\"", 0, V_U64, S(ctl.accept_errors) },
+	{ "accept_errors_total", C, NULL, "socket=\"lookup\"", N_LOOKUP, V_U64,
+	  S(lookup.accept_errors) },
+	{ "lookup_refused_total", C, "Lookup clients refused: fibd out of file descriptors.",
+	  "reason=\"fds\"", N_LOOKUP, V_U64, S(lookup.refused_fds) },
+	{ "lookup_idle_closed_total", C, "Lookup clients disconnected by lookup.idle_timeout.", NULL,
+	  N_LOOKUP, V_U64, S(lookup.idle_closed) },
+	{ "reloads_total", C, "Successful config reloads.", NULL, 0, V_U64, S(reloads) },
+	{ "reload_failures_total", C, "Refused config reloads.", NULL, 0, V_U64,
+	  S(reload_failures) },
+	{ "trie_depth_max", G, "Deepest leaf of the trie.", "family=\"ipv4\"", N_READY, V_UNS,
+	  S(fib.v4.depth_max) },
+	{ "trie_depth_max", G, NULL, "family=\"ipv6\"", N_READY, V_UNS, S(fib.v6.depth_max) },
+	{ "trie_bytes", G, "Trie nodes and leaves, bytes.", "family=\"ipv4\"", N_READY, V_U64,
+	  S(fib.v4.bytes) },
+	{ "trie_bytes", G, NULL, "family=\"ipv6\"", N_READY, V_U64, S(fib.v6.bytes) },
+	{ "fib_bytes", G, "Everything the FIB holds, bytes.", NULL, N_READY, V_U64, S(fib.bytes) },
+	{ "grace_periods_total", C, "RCU grace periods waited for.", NULL, N_READY, V_U64,
+	  S(fib.reclaim.grace_periods) },
+	{ "grace_period_seconds_max", G, "Longest grace period.", NULL, N_READY, V_F9, S(gp_max) },
+#undef C
+#undef G
+#undef S
+};
+
+/* Everything the table reads, at once. Context: main loop. */
+static unsigned
+fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 {
-	evbuffer_add_printf(out, "# HELP fibd_%s %s\n# TYPE fibd_%s %s\n", name, help, name, type);
+	struct mallinfo2 mi = mallinfo2();
+	unsigned have = 0;
+
+	memset(s, 0, sizeof(*s));
+	ingest_stats(d->ing, &s->ing);
+	s->ready = d->ready;
+	s->ingest_seconds = d->ready ? s->ing.ingest_seconds : 0.0;
+	s->routes_v4 = fib_count(d->fib, AF_INET);
+	s->routes_v6 = fib_count(d->fib, AF_INET6);
+	if (d->cache) {
+		flow_cache_stats(d->cache, &s->cache);
+		s->gc_last = (double)s->cache.gc_ns_last * 1e-9;
+		s->gc_max = (double)s->cache.gc_ns_max * 1e-9;
+		have |= N_CACHE;
+	}
+	s->malloc_in_use = mi.uordblks + mi.hblkhd;
+	s->malloc_free = mi.fordblks;
+	s->comp = d->comp;
+	s->running = d->comp.cw.running;
+	s->pending = d->comp.cw.running || d->comp.pass || d->comp.built_pending;
+	s->stall_last = d->health.stall_last;
+	s->stall_max = d->health.stall_max;
+	ctl_stats(d->ctl, &s->ctl);
+	if (d->lookup) {
+		lookup_stats(d->lookup, &s->lookup);
+		have |= N_LOOKUP;
+	}
+	s->reloads = d->reloads;
+	s->reload_failures = d->reload_failures;
+	if (d->ready) {
+		fibd_fib_stats(d, &s->fib);
+		s->gp_max = (double)s->fib.reclaim.gp_ns_max * 1e-9;
+		have |= N_READY;
+	}
+	return have;
+}
+
+static void
+fibd_metric_value(struct evbuffer *out, const struct fibd_snap *s, const struct fibd_metric *m)
+{
+	const void *p = (const char *)s + m->off;
+
+	switch (m->kind) {
+	case V_INT:
+		evbuffer_add_printf(out, "%d\n", *(const int *)p);
+		break;
+	case V_UNS:
+		evbuffer_add_printf(out, "%u\n", *(const unsigned *)p);
+		break;
+	case V_U64:
+		evbuffer_add_printf(out, "%llu\n", (unsigned long long)*(const uint64_t *)p);
+		break;
+	case V_SIZE:
+		evbuffer_add_printf(out, "%zu\n", *(const size_t *)p);
+		break;
+	case V_F6:
+		evbuffer_add_printf(out, "%.6f\n", *(const double *)p);
+		break;
+	case V_F9:
+		evbuffer_add_printf(out, "%.9f\n", *(const double *)p);
+		break;
+	}
 }
 
 void
 fibd_metrics(struct fibd *d, struct evbuffer *out)
 {
-	struct ingest_stats st;
-	struct fib_stats fs;
+	struct fibd_snap s;
+	unsigned have = fibd_snap_take(d, &s);
 
-	ingest_stats(d->ing, &st);
-	fibd_metric(out, "ready", "gauge", "1 once the first full dump is in the FIB.");
-	evbuffer_add_printf(out, "fibd_ready %d\n", d->ready);
-	fibd_metric(out, "ingest_seconds", "gauge", "First dump request to ready.");
-	evbuffer_add_printf(out, "fibd_ingest_seconds %.6f\n", d->ready ? st.ingest_seconds : 0.0);
-	fibd_metric(out, "routes", "gauge", "Routes in the FIB.");
-	evbuffer_add_printf(out, "fibd_routes{family=\"ipv4\"} %zu\n", fib_count(d->fib, AF_INET));
-	evbuffer_add_printf(out, "fibd_routes{family=\"ipv6\"} %zu\n", fib_count(d->fib, AF_INET6));
-	fibd_metric(out, "netlink_messages_total", "counter", "Netlink messages read.");
-	evbuffer_add_printf(out, "fibd_netlink_messages_total %llu\n", (unsigned long long)st.msgs);
-	fibd_metric(out, "netlink_drops_total", "counter", "ENOBUFS on the event socket.");
-	evbuffer_add_printf(out, "fibd_netlink_drops_total %llu\n", (unsigned long long)st.drops);
-	fibd_metric(out, "netlink_resyncs_total", "counter", "Completed resynchronisations.");
-	evbuffer_add_printf(out, "fibd_netlink_resyncs_total %llu\n",
-			    (unsigned long long)st.resyncs);
-	if (d->cache) {
-		struct flow_stats cs;
+	for (size_t i = 0; i < sizeof(fibd_metric_table) / sizeof(fibd_metric_table[0]); i++) {
+		const struct fibd_metric *m = &fibd_metric_table[i];
 
-		flow_cache_stats(d->cache, &cs);
-#define C(name, type, help, v)                                                                     \
-	do {                                                                                       \
-		fibd_metric(out, "cache_" name, type, help);                                       \
-		evbuffer_add_printf(out, "fibd_cache_" name " %llu\n", (unsigned long long)(v));   \
-	} while (0)
-		C("entries", "gauge", "Flow cache entries.", cs.entries);
-		C("bytes", "gauge", "Flow cache memory, bytes.", cs.bytes);
-		C("lookups_total", "counter", "Flow cache lookups.", cs.lookups);
-		C("hits_total", "counter", "Flow cache hits.", cs.hits);
-		C("misses_total", "counter", "Flow cache misses.", cs.misses);
-		C("inserts_total", "counter", "Flow cache inserts.", cs.inserts);
-		C("insert_odd_total", "counter",
-		  "Misses not inserted: odd FIB generation (a change in progress).", cs.insert_odd);
-		C("evictions_chain_total", "counter", "Evicted: chain full.", cs.evict_chain);
-		C("evictions_size_total", "counter", "Evicted by pressure GC.", cs.evict_size);
-		C("expired_idle_total", "counter", "Expired: idle.", cs.expired_idle);
-		C("expired_stale_total", "counter", "Expired: older FIB generation.",
-		  cs.expired_stale);
-		C("gc_runs_total", "counter", "Periodic expiry runs.", cs.gc_runs);
-		C("gc_buckets_scanned_total", "counter", "Buckets scanned by expiry.",
-		  cs.buckets_scanned);
-		C("gc_yields_total", "counter", "Expiry yields.", cs.yields);
-#undef C
-		fibd_metric(out, "cache_gc_seconds_last", "gauge", "Last expiry run, seconds.");
-		evbuffer_add_printf(out, "fibd_cache_gc_seconds_last %.9f\n",
-				    (double)cs.gc_ns_last * 1e-9);
-		fibd_metric(out, "cache_gc_seconds_max", "gauge", "Longest expiry run, seconds.");
-		evbuffer_add_printf(out, "fibd_cache_gc_seconds_max %.9f\n",
-				    (double)cs.gc_ns_max * 1e-9);
+		if ((m->need & have) != m->need)
+			continue;
+		if (m->help)
+			evbuffer_add_printf(out, "# HELP fibd_%s %s\n# TYPE fibd_%s %s\n", m->name,
+					    m->help, m->name, m->type);
+		if (m->labels)
+			evbuffer_add_printf(out, "fibd_%s{%s} ", m->name, m->labels);
+		else
+			evbuffer_add_printf(out, "fibd_%s ", m->name);
+		fibd_metric_value(out, &s, m);
 	}
-	{
-		struct mallinfo2 mi = mallinfo2();
-
-		fibd_metric(out, "malloc_in_use_bytes", "gauge",
-			    "malloc: bytes in use, all arenas and mmapped blocks.");
-		evbuffer_add_printf(out, "fibd_malloc_in_use_bytes %zu\n", mi.uordblks + mi.hblkhd);
-		fibd_metric(
-		    out, "malloc_free_bytes", "gauge",
-		    "malloc: free bytes held in the arenas (malloc_trim gives pages back).");
-		evbuffer_add_printf(out, "fibd_malloc_free_bytes %zu\n", mi.fordblks);
-	}
-	fibd_metric(out, "settles_total", "counter",
-		    "Quiet periods after churn checked for compaction (and malloc trimmed).");
-	evbuffer_add_printf(out, "fibd_settles_total %llu\n", (unsigned long long)d->comp.settles);
-	fibd_metric(out, "compaction_pending", "gauge",
-		    "1 while a compaction runs, or its second pass or reference is due.");
-	evbuffer_add_printf(out, "fibd_compaction_pending %d\n",
-			    d->comp.cw.running || d->comp.pass || d->comp.built_pending);
-	fibd_metric(out, "compaction_running", "gauge",
-		    "1 while the compaction thread rebuilds the FIB (netlink changes wait).");
-	evbuffer_add_printf(out, "fibd_compaction_running %d\n", d->comp.cw.running);
-	fibd_metric(out, "compactions_total", "counter", "FIB rebuilds by fib_compact (passes).");
-	evbuffer_add_printf(out, "fibd_compactions_total %llu\n",
-			    (unsigned long long)d->comp.compactions);
-	fibd_metric(out, "compaction_failures_total", "counter",
-		    "fib_compact errors (FIB unchanged).");
-	evbuffer_add_printf(out, "fibd_compaction_failures_total %llu\n",
-			    (unsigned long long)d->comp.failures);
-	fibd_metric(out, "compaction_seconds_last", "gauge",
-		    "The compaction thread's time for the last pass.");
-	evbuffer_add_printf(out, "fibd_compaction_seconds_last %.6f\n", d->comp.last);
-	fibd_metric(out, "compaction_seconds_max", "gauge", "Longest compaction pass.");
-	evbuffer_add_printf(out, "fibd_compaction_seconds_max %.6f\n", d->comp.max);
-	fibd_metric(out, "compaction_loop_stall_seconds_last", "gauge",
-		    "Longest event-loop stall during the last compaction (1 ms probe).");
-	evbuffer_add_printf(out, "fibd_compaction_loop_stall_seconds_last %.6f\n",
-			    d->health.stall_last);
-	fibd_metric(out, "compaction_loop_stall_seconds_max", "gauge",
-		    "Longest event-loop stall during any compaction.");
-	evbuffer_add_printf(out, "fibd_compaction_loop_stall_seconds_max %.6f\n",
-			    d->health.stall_max);
-	fibd_metric(out, "malloc_trims_total", "counter", "malloc_trim calls.");
-	evbuffer_add_printf(out, "fibd_malloc_trims_total %llu\n",
-			    (unsigned long long)d->comp.trims);
-	{
-		struct ctl_stats cs;
-
-		ctl_stats(d->ctl, &cs);
-		fibd_metric(out, "control_clients", "gauge", "Connected control clients.");
-		evbuffer_add_printf(out, "fibd_control_clients %u\n", cs.clients);
-		fibd_metric(
-		    out, "control_refused_total", "counter",
-		    "Control clients refused: too many clients, or fibd out of file descriptors.");
-		evbuffer_add_printf(out, "fibd_control_refused_total{reason=\"clients\"} %llu\n",
-				    (unsigned long long)cs.refused);
-		evbuffer_add_printf(out, "fibd_control_refused_total{reason=\"fds\"} %llu\n",
-				    (unsigned long long)cs.refused_fds);
-		fibd_metric(out, "control_idle_closed_total", "counter",
-			    "Control clients disconnected by control.idle_timeout.");
-		evbuffer_add_printf(out, "fibd_control_idle_closed_total %llu\n",
-				    (unsigned long long)cs.idle_closed);
-		fibd_metric(out, "accept_errors_total", "counter",
-			    "Failed accept() calls (out of file descriptors, mostly).");
-		evbuffer_add_printf(out, "fibd_accept_errors_total{socket=\"control\"} %llu\n",
-				    (unsigned long long)cs.accept_errors);
-		if (d->lookup) {
-			struct lookup_stats ls;
-
-			lookup_stats(d->lookup, &ls);
-			evbuffer_add_printf(out,
-					    "fibd_accept_errors_total{socket=\"lookup\"} %llu\n",
-					    (unsigned long long)ls.accept_errors);
-			fibd_metric(out, "lookup_refused_total", "counter",
-				    "Lookup clients refused: fibd out of file descriptors.");
-			evbuffer_add_printf(out, "fibd_lookup_refused_total{reason=\"fds\"} %llu\n",
-					    (unsigned long long)ls.refused_fds);
-			fibd_metric(out, "lookup_idle_closed_total", "counter",
-				    "Lookup clients disconnected by lookup.idle_timeout.");
-			evbuffer_add_printf(out, "fibd_lookup_idle_closed_total %llu\n",
-					    (unsigned long long)ls.idle_closed);
-		}
-	}
-	fibd_metric(out, "reloads_total", "counter", "Successful config reloads.");
-	evbuffer_add_printf(out, "fibd_reloads_total %llu\n", (unsigned long long)d->reloads);
-	fibd_metric(out, "reload_failures_total", "counter", "Refused config reloads.");
-	evbuffer_add_printf(out, "fibd_reload_failures_total %llu\n",
-			    (unsigned long long)d->reload_failures);
-	if (!d->ready)
-		return; /* fib_stats is for the writer: the loader thread has it */
-	fibd_fib_stats(d, &fs);
-	fibd_metric(out, "trie_depth_max", "gauge", "Deepest leaf of the trie.");
-	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv4\"} %u\n", fs.v4.depth_max);
-	evbuffer_add_printf(out, "fibd_trie_depth_max{family=\"ipv6\"} %u\n", fs.v6.depth_max);
-	fibd_metric(out, "trie_bytes", "gauge", "Trie nodes and leaves, bytes.");
-	evbuffer_add_printf(out, "fibd_trie_bytes{family=\"ipv4\"} %llu\n",
-			    (unsigned long long)fs.v4.bytes);
-	evbuffer_add_printf(out, "fibd_trie_bytes{family=\"ipv6\"} %llu\n",
-			    (unsigned long long)fs.v6.bytes);
-	fibd_metric(out, "fib_bytes", "gauge", "Everything the FIB holds, bytes.");
-	evbuffer_add_printf(out, "fibd_fib_bytes %llu\n", (unsigned long long)fs.bytes);
-	fibd_metric(out, "grace_periods_total", "counter", "RCU grace periods waited for.");
-	evbuffer_add_printf(out, "fibd_grace_periods_total %llu\n",
-			    (unsigned long long)fs.reclaim.grace_periods);
-	fibd_metric(out, "grace_period_seconds_max", "gauge", "Longest grace period.");
-	evbuffer_add_printf(out, "fibd_grace_period_seconds_max %.9f\n",
-			    (double)fs.reclaim.gp_ns_max * 1e-9);
 }
 
 static void
