@@ -55,6 +55,7 @@
 #include "daemon/ingest.h"
 #include "daemon/log.h"
 #include "daemon/lookup.h"
+#include "daemon/settings.h"
 
 #ifndef FIBD_CONF
 #define FIBD_CONF "/etc/fibd/fibd.yaml"
@@ -333,7 +334,7 @@ fibd_open(struct fibd *d)
 	fib_thread_online();
 	if (getrandom(d->secret, sizeof(d->secret), 0) != sizeof(d->secret))
 		fatal("getrandom");
-	fibd_fib_params(d->conf, &p);
+	settings_fib(d->conf, &p);
 	d->fib = fib_new(&p);
 	if (!d->fib)
 		fatal("fib_new");

@@ -178,9 +178,8 @@ double fibd_now(void);
 /* Read the config file (-c, or the default: missing means defaults);
  * errors are logged. Returns the conf or NULL. Context: main loop. */
 struct conf *fibd_conf_read(const struct fibd_opts *o, int quiet_default);
-/* The conf mapped onto the modules' own settings. Context: any. */
+/* settings_ingest, then the command-line overrides. Context: any. */
 void fibd_ingest_conf(const struct fibd_opts *o, const struct conf *c, struct ingest_conf *ic);
-void fibd_fib_params(const struct conf *c, struct fib_params *p);
 /* Apply c's fib parameters. Context: main loop, the FIB's writer. */
 void fibd_fib_params_apply(struct fibd *d, const struct conf *c, const char *when);
 /* Log level from c and -v. Context: main loop. */

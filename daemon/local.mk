@@ -10,7 +10,8 @@ daemon_libingest_la_SOURCES = \
 	daemon/lookup.c \
 	daemon/listen.c \
 	daemon/handoff.c \
-	daemon/compact.c
+	daemon/compact.c \
+	daemon/settings.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
@@ -20,7 +21,8 @@ noinst_HEADERS += \
 	daemon/fibd.h \
 	daemon/listen.h \
 	daemon/handoff.h \
-	daemon/compact.h
+	daemon/compact.h \
+	daemon/settings.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
@@ -145,3 +147,12 @@ TESTS += tests/unit/compact_test
 tests_unit_compact_test_SOURCES = tests/unit/compact_test.c daemon/compact.c
 tests_unit_compact_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_compact_test_LDADD = $(CHECK_LIBS)
+
+# One source of defaults: conf's, mapped by daemon/settings, equal the
+# modules' own.
+check_PROGRAMS += tests/unit/defaults_test
+TESTS += tests/unit/defaults_test
+tests_unit_defaults_test_SOURCES = tests/unit/defaults_test.c
+tests_unit_defaults_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_defaults_test_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la \
+	fib/libfib.la $(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(CHECK_LIBS) $(URCU_LIBS) -lpthread

@@ -43,6 +43,7 @@
 #include "daemon/ingest.h"
 #include "daemon/log.h"
 #include "daemon/lookup.h"
+#include "daemon/settings.h"
 
 /*
  * Read the config file. Without -c a missing default file means the
@@ -82,19 +83,7 @@ fibd_conf_read(const struct fibd_opts *o, int quiet_default)
 void
 fibd_ingest_conf(const struct fibd_opts *o, const struct conf *c, struct ingest_conf *ic)
 {
-	ingest_conf_default(ic);
-	ic->families = 0;
-	if (c->netlink.families & CONF_FAMILY_IPV4)
-		ic->families |= INGEST_V4;
-	if (c->netlink.families & CONF_FAMILY_IPV6)
-		ic->families |= INGEST_V6;
-	ic->ntables = 0;
-	if (!c->netlink.all_tables) {
-		for (size_t i = 0; i < c->netlink.ntables && i < INGEST_TABLES_MAX; i++)
-			ic->tables[ic->ntables++] = c->netlink.tables[i];
-	}
-	ic->rcvbuf = c->netlink.rcvbuf > (1u << 30) ? 1u << 30 : (unsigned)c->netlink.rcvbuf;
-	ic->budget_us = (unsigned)c->netlink.slice_budget_us;
+	settings_ingest(c, ic);
 	if (o->families)
 		ic->families = o->families;
 	if (o->tables_set) {
@@ -107,19 +96,6 @@ fibd_ingest_conf(const struct fibd_opts *o, const struct conf *c, struct ingest_
 		ic->budget_us = o->budget_us;
 }
 
-void
-fibd_fib_params(const struct conf *c, struct fib_params *p)
-{
-	fib_params_default(p);
-	p->inflate_threshold = c->fib.inflate_threshold;
-	p->halve_threshold = c->fib.halve_threshold;
-	p->inflate_threshold_root = c->fib.inflate_threshold_root;
-	p->halve_threshold_root = c->fib.halve_threshold_root;
-	p->sync_pages = c->fib.sync_pages;
-	p->reclaim_mode =
-	    c->fib.reclaim == CONF_RECLAIM_SYNC ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU;
-}
-
 /* Apply c's fib parameters to the FIB; when (NULL: quietly) says in the
  * log why now. Context: main thread, the FIB's writer. */
 void
@@ -128,31 +104,12 @@ fibd_fib_params_apply(struct fibd *d, const struct conf *c, const char *when)
 	struct fib_params p;
 	int err;
 
-	fibd_fib_params(c, &p);
+	settings_fib(c, &p);
 	if ((err = fib_set_params(d->fib, &p)) < 0)
 		log_warnx("fib parameters: %s", strerror(-err));
 	else if (when)
 		log_info("fib parameters of the reload applied %s", when);
 	d->params_pending = 0;
-}
-
-/* conf durations are microseconds, flow_config's nanoseconds. */
-static void
-fibd_flow_config(const struct fibd *d, const struct conf *c, struct flow_config *f)
-{
-	flow_config_default(f);
-	f->enabled = c->cache.enabled;
-	f->buckets = c->cache.buckets;
-	f->max_entries = c->cache.max_entries;
-	f->gc_interval = c->cache.gc_interval_us * 1000;
-	f->gc_timeout = c->cache.gc_timeout_us * 1000;
-	f->gc_min_interval = c->cache.gc_min_interval_us * 1000;
-	f->gc_elasticity = c->cache.gc_elasticity;
-	f->scan_budget = c->cache.scan_budget_us * 1000;
-	f->yield_check = c->cache.yield_every;
-	f->chain_cap = c->cache.chain_cap;
-	f->secret[0] = d->secret[0];
-	f->secret[1] = d->secret[1];
 }
 
 /* A new cache for c (NULL: disabled or failed), its worker started if
@@ -166,7 +123,7 @@ fibd_cache_new(struct fibd *d, const struct conf *c)
 
 	if (!c->cache.enabled)
 		return NULL;
-	fibd_flow_config(d, c, &f);
+	settings_flow(c, d->secret, &f);
 	fc = flow_cache_new(&f);
 	if (!fc) {
 		log_warn("flow cache (%u buckets, %u entries)", c->cache.buckets,
@@ -272,7 +229,7 @@ fibd_cache_apply(struct fibd *d, const struct conf *n)
 		fibd_cache_swap(d, NULL);
 		return;
 	}
-	fibd_flow_config(d, n, &f);
+	settings_flow(n, d->secret, &f);
 	if (d->cache) {
 		err = flow_cache_reconfigure(d->cache, &f);
 		if (err == 0) {
