@@ -3,30 +3,31 @@
  * DOC: settle.c, the compaction timer and its thread
  *
  * Route-by-route churn leaves the FIB larger than a bulk build of the
- * same routes: trie nodes resized within a per-update
- * budget, pool chunks with holes. Once the table has been quiet for
- * fib.compact_quiet after churn (1 s ticks with fewer than 100 route
- * changes each, since a live BGP feed is never fully quiet, and no dump
- * or resync running), fibd_settle compares the bytes
- * the FIB holds with those of the last bulk build scaled to today's
- * routes (compact_decide, daemon/compact.h); past fib.compact_margin
- * percent (and COMPACT_MIN_BYTES)
- * it rebuilds both families with fib_compact. A rebuild takes about as
- * long as fib_load of the same routes (0.8-1.4 s for the 1.2M routes of
- * a tier-1 table on a loaded machine), so it runs on the compaction
- * thread (fibd_compact_start), the FIB's writer meanwhile, as the first
- * dump's fib_load runs on ingest's loader thread: the ingest is paused
- * (kernel changes wait in the netlink socket and are applied after, in
- * order), the control socket and the metrics keep answering, lookups
- * go on (RCU). The pass's time is logged and counted
- * (fibd_compaction_seconds_*), and so is the loop's longest stall
- * meanwhile (fibd_compaction_loop_stall_seconds_*: what the main thread
- * still does itself, the decision's fib_reclaim_barrier and fib_stats,
- * the flush of stale cache entries, malloc_trim). It stays rare: only
- * after churn that grew the FIB by the margin, at most once per quiet
- * period, in two passes a second apart (see fibd_settle). Every settle
- * then gives malloc's free pages back (malloc_trim): flow cache entries
- * and netlink buffers churn through malloc, whose arenas keep their peak.
+ * same routes: trie nodes resized within a per-update budget, pool
+ * chunks with holes. Once the table has been quiet for fib.compact_quiet
+ * after churn (1 s ticks with fewer than 100 route changes each, since a
+ * live BGP feed is never fully quiet, and no dump or resync running),
+ * fibd_settle compares the bytes the FIB holds with those of the last
+ * bulk build scaled to today's routes (compact_decide,
+ * daemon/compact.h); past fib.compact_margin percent (and
+ * COMPACT_MIN_BYTES) it rebuilds both families with fib_compact. A
+ * rebuild takes about as long as fib_load of the same routes (0.8-1.4 s
+ * for the 1.2M routes of a tier-1 table on a loaded machine), so it runs
+ * on the compaction thread (fibd_compact_start), the FIB's writer
+ * meanwhile, as the first dump's fib_load runs on ingest's loader
+ * thread: the ingest is paused (kernel changes wait in the netlink
+ * socket and are applied after, in order), the control socket and the
+ * metrics keep answering, lookups go on (RCU). The pass's time is logged
+ * and counted (fibd_compaction_seconds_*), and so is the loop's longest
+ * stall meanwhile (fibd_compaction_loop_stall_seconds_*: what the main
+ * thread still does itself, the decision's fib_reclaim_barrier and
+ * fib_stats, the flush of stale cache entries, malloc_trim). It stays
+ * rare: only after churn that grew the FIB by the margin, at most once
+ * per quiet period, in two passes a second apart (see fibd_settle).
+ * Every settle then gives malloc's free pages back (malloc_trim): flow
+ * cache entries and netlink buffers churn through malloc, whose arenas
+ * keep their peak. The thread is lent the FIB through daemon/handoff.c,
+ * as ingest's loader.
  */
 #include "config.h"
 
@@ -64,8 +65,7 @@
 /* generation steps in a 1 s tick that still count as quiet: 100 route
  * changes (each moves the generation twice) */
 #define FIBD_QUIET_CHANGES    200
-#define FIBD_COMPACT_MIN      (1u << 20) /* bytes over the expected size, at least */
-#define FIBD_BUILT_MIN_ROUTES 1000	 /* smaller tables are all fixed costs */
+#define FIBD_BUILT_MIN_ROUTES 1000 /* smaller tables are all fixed costs */
 
 /* Remember what a bulk build holds per route: bytes of routes routes,
  * measured once its old trie was freed. A small table is mostly fixed

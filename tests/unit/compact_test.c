@@ -23,25 +23,25 @@ static const struct {
 	int compact;
 	enum compact_why why;
 } cases[] = {
-	/* 100 MB built for 1M routes; the same routes now */
-	{ { 100 * MB, 1000000, 100 * MB, 1000000, 20, 0 }, 0, COMPACT_UNDER_MIN },
-	{ { 120 * MB, 1000000, 100 * MB, 1000000, 20, 0 }, 0, COMPACT_UNDER_MARGIN },
-	{ { 120 * MB + 1, 1000000, 100 * MB, 1000000, 20, 0 }, 1, COMPACT_OVER_MARGIN },
-	{ { 150 * MB, 1000000, 100 * MB, 1000000, 20, 0 }, 1, COMPACT_OVER_MARGIN },
-	/* twice the routes: twice the bytes expected */
-	{ { 230 * MB, 2000000, 100 * MB, 1000000, 20, 0 }, 0, COMPACT_UNDER_MARGIN },
-	{ { 250 * MB, 2000000, 100 * MB, 1000000, 20, 0 }, 1, COMPACT_OVER_MARGIN },
-	/* margin 0: any growth past the minimum */
-	{ { 101 * MB, 1000000, 100 * MB, 1000000, 0, 0 }, 1, COMPACT_OVER_MARGIN },
-	{ { 101 * MB - 1, 1000000, 100 * MB, 1000000, 0, 0 }, 0, COMPACT_UNDER_MIN },
-	/* a small table: past the margin but under the minimum */
-	{ { 900 * 1024, 1000, 300 * 1024, 1000, 20, 0 }, 0, COMPACT_UNDER_MIN },
-	/* no bulk build measured: anything past the minimum */
-	{ { MB - 1, 5000, 0, 0, 20, 0 }, 0, COMPACT_UNDER_MIN },
-	{ { MB, 5000, 0, 0, 20, 0 }, 1, COMPACT_OVER_MARGIN },
-	/* forced: always, whatever the sizes */
-	{ { 0, 0, 100 * MB, 1000000, 20, 1 }, 1, COMPACT_FORCED },
-	{ { 100 * MB, 1000000, 100 * MB, 1000000, 20, 1 }, 1, COMPACT_FORCED },
+    /* 100 MB built for 1M routes; the same routes now */
+    {{100 * MB, 1000000, 100 * MB, 1000000, 20, 0}, 0, COMPACT_UNDER_MIN},
+    {{120 * MB, 1000000, 100 * MB, 1000000, 20, 0}, 0, COMPACT_UNDER_MARGIN},
+    {{120 * MB + 1, 1000000, 100 * MB, 1000000, 20, 0}, 1, COMPACT_OVER_MARGIN},
+    {{150 * MB, 1000000, 100 * MB, 1000000, 20, 0}, 1, COMPACT_OVER_MARGIN},
+    /* twice the routes: twice the bytes expected */
+    {{230 * MB, 2000000, 100 * MB, 1000000, 20, 0}, 0, COMPACT_UNDER_MARGIN},
+    {{250 * MB, 2000000, 100 * MB, 1000000, 20, 0}, 1, COMPACT_OVER_MARGIN},
+    /* margin 0: any growth past the minimum */
+    {{101 * MB, 1000000, 100 * MB, 1000000, 0, 0}, 1, COMPACT_OVER_MARGIN},
+    {{101 * MB - 1, 1000000, 100 * MB, 1000000, 0, 0}, 0, COMPACT_UNDER_MIN},
+    /* a small table: past the margin but under the minimum */
+    {{900 * 1024, 1000, 300 * 1024, 1000, 20, 0}, 0, COMPACT_UNDER_MIN},
+    /* no bulk build measured: anything past the minimum */
+    {{MB - 1, 5000, 0, 0, 20, 0}, 0, COMPACT_UNDER_MIN},
+    {{MB, 5000, 0, 0, 20, 0}, 1, COMPACT_OVER_MARGIN},
+    /* forced: always, whatever the sizes */
+    {{0, 0, 100 * MB, 1000000, 20, 1}, 1, COMPACT_FORCED},
+    {{100 * MB, 1000000, 100 * MB, 1000000, 20, 1}, 1, COMPACT_FORCED},
 };
 
 START_TEST(test_table)
@@ -86,10 +86,10 @@ START_TEST(test_model)
 	srandom(12);
 	for (int i = 0; i < 200000; i++) {
 		struct compact_input in = {
-			.built_routes = (size_t)rnd(4) ? (size_t)rnd(2000000) : 0,
-			.routes = (size_t)rnd(2000000),
-			.margin = (unsigned)rnd(200),
-			.force = rnd(50) == 0,
+		    .built_routes = (size_t)rnd(4) ? (size_t)rnd(2000000) : 0,
+		    .routes = (size_t)rnd(2000000),
+		    .margin = (unsigned)rnd(200),
+		    .force = rnd(50) == 0,
 		};
 		struct compact_decision d;
 		uint64_t per_route = 64 + rnd(200);
@@ -104,13 +104,15 @@ START_TEST(test_model)
 
 			up.bytes++;
 			down.bytes = in.bytes ? in.bytes - 1 : 0;
-			ck_assert_msg(model(&up) != model(&down),
-				      "bytes %llu routes %zu built %llu/%zu margin %u: %d, model %d",
-				      (unsigned long long)in.bytes, in.routes,
-				      (unsigned long long)in.built_bytes, in.built_routes, in.margin,
-				      d.compact, model(&in));
+			ck_assert_msg(
+			    model(&up) != model(&down),
+			    "bytes %llu routes %zu built %llu/%zu margin %u: %d, model %d",
+			    (unsigned long long)in.bytes, in.routes,
+			    (unsigned long long)in.built_bytes, in.built_routes, in.margin,
+			    d.compact, model(&in));
 		}
-		ck_assert_int_eq(d.compact, d.why == COMPACT_FORCED || d.why == COMPACT_OVER_MARGIN);
+		ck_assert_int_eq(d.compact,
+				 d.why == COMPACT_FORCED || d.why == COMPACT_OVER_MARGIN);
 	}
 }
 END_TEST

@@ -89,7 +89,7 @@ END_TEST
 
 START_TEST(test_live_refused)
 {
-	int types[] = { SOCK_STREAM, SOCK_SEQPACKET };
+	int types[] = {SOCK_STREAM, SOCK_SEQPACKET};
 
 	for (unsigned i = 0; i < 2; i++) {
 		int fd = listen_unix(path, types[i], 0600, NULL, 0), c;
