@@ -107,11 +107,126 @@ ctl_addr_parse(const char *s, struct ctl_addr *a)
 	return inet_pton(a->family, s, a->a.b) == 1 ? 0 : -EINVAL;
 }
 
+/* show trie [4|6] */
+static void
+ctl_args_trie(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	if (n == 1 && !strcmp(tok[0], "4"))
+		cmd->family = AF_INET;
+	else if (n == 1 && !strcmp(tok[0], "6"))
+		cmd->family = AF_INET6;
+	else if (n != 0)
+		ctl_set(r, 400, "usage: show trie [4|6]");
+}
+
+/* show routes [PREFIX] */
+static void
+ctl_args_routes(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	uint8_t fam = 0;
+
+	if (n == 1) {
+		if (fib_prefix_parse(tok[0], &cmd->prefix, &cmd->plen, &fam) < 0)
+			ctl_set(r, 400, "bad prefix: %.64s", tok[0]);
+		cmd->family = fam;
+		cmd->has_prefix = 1;
+	} else if (n != 0) {
+		ctl_set(r, 400, "usage: show routes [PREFIX]");
+	}
+}
+
+/* One "from SRC", "tos T" or "iif DEV" of a lookup. Returns 0 or -1
+ * (r set). */
+static int
+ctl_lookup_opt(const char *opt, const char *val, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	char *end;
+	unsigned long v;
+
+	if (!strcmp(opt, "from")) {
+		if (ctl_addr_parse(val, &cmd->src) < 0) {
+			ctl_set(r, 400, "bad source address: %.64s", val);
+			return -1;
+		}
+		cmd->has_src = 1;
+	} else if (!strcmp(opt, "tos")) {
+		v = strtoul(val, &end, 0);
+		if (end == val || *end || v > 255) {
+			ctl_set(r, 400, "bad tos: %.64s", val);
+			return -1;
+		}
+		cmd->tos = (uint8_t)v;
+	} else {
+		if (strlen(val) >= IFNAMSIZ) {
+			ctl_set(r, 400, "bad interface name: %.64s", val);
+			return -1;
+		}
+		strcpy(cmd->iif, val);
+	}
+	return 0;
+}
+
+/* lookup ADDR... [from SRC] [tos T] [iif DEV] */
+static void
+ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
+			if (i + 1 >= n) {
+				ctl_set(r, 400, "%s needs a value", tok[i]);
+				return;
+			}
+			if (ctl_lookup_opt(tok[i], tok[i + 1], cmd, r) < 0)
+				return;
+			i++;
+			continue;
+		}
+		if (cmd->naddr == CTL_ADDRS_MAX) {
+			ctl_set(r, 400, "at most %d addresses a request", CTL_ADDRS_MAX);
+			return;
+		}
+		if (ctl_addr_parse(tok[i], &cmd->addr[cmd->naddr]) < 0) {
+			ctl_set(r, 400, "bad address: %.64s", tok[i]);
+			return;
+		}
+		cmd->naddr++;
+	}
+	if (cmd->naddr == 0)
+		ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
+}
+
+/*
+ * The commands: one or two words, then arguments for those with an args
+ * parser (the others take none). A line that names a command but
+ * matches no row gets "400 bad arguments", except "show X" for an
+ * unknown X, which is "404 unknown command".
+ */
+static const struct {
+	const char *word, *sub; /* sub: the second word, or NULL */
+	enum ctl_op op;
+	void (*args)(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r);
+} ctl_verbs[] = {
+    {"show", "summary", CTL_SHOW_SUMMARY, NULL},
+    {"show", "cache", CTL_SHOW_CACHE, NULL},
+    {"show", "config", CTL_SHOW_CONFIG, NULL},
+    {"show", "trie", CTL_SHOW_TRIE, ctl_args_trie},
+    {"show", "routes", CTL_SHOW_ROUTES, ctl_args_routes},
+    {"lookup", NULL, CTL_LOOKUP, ctl_args_lookup},
+    {"flush", "cache", CTL_FLUSH_CACHE, NULL},
+    {"reload", NULL, CTL_RELOAD, NULL},
+    {"metrics", NULL, CTL_METRICS, NULL},
+    {"compact", NULL, CTL_COMPACT, NULL},
+    {"help", NULL, CTL_HELP, NULL},
+};
+
+#define CTL_NVERBS (sizeof(ctl_verbs) / sizeof(ctl_verbs[0]))
+
 int
 ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 {
 	char buf[CTL_LINE_MAX + 1], *tok[CTL_LINE_MAX / 2 + 1], *save = NULL, *t;
-	unsigned n = 0, i;
+	unsigned n = 0, words;
+	size_t i;
 
 	memset(cmd, 0, sizeof(*cmd));
 	ctl_set(r, 200, "ok");
@@ -126,107 +241,22 @@ ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 		ctl_set(r, 400, "empty request");
 		return r->code;
 	}
-	if (!strcmp(tok[0], "show") && n >= 2) {
-		if (!strcmp(tok[1], "summary") && n == 2) {
-			cmd->op = CTL_SHOW_SUMMARY;
-		} else if (!strcmp(tok[1], "cache") && n == 2) {
-			cmd->op = CTL_SHOW_CACHE;
-		} else if (!strcmp(tok[1], "config") && n == 2) {
-			cmd->op = CTL_SHOW_CONFIG;
-		} else if (!strcmp(tok[1], "trie")) {
-			cmd->op = CTL_SHOW_TRIE;
-			if (n == 3 && !strcmp(tok[2], "4"))
-				cmd->family = AF_INET;
-			else if (n == 3 && !strcmp(tok[2], "6"))
-				cmd->family = AF_INET6;
-			else if (n != 2)
-				ctl_set(r, 400, "usage: show trie [4|6]");
-		} else if (!strcmp(tok[1], "routes")) {
-			cmd->op = CTL_SHOW_ROUTES;
-			if (n == 3) {
-				uint8_t fam = 0;
-
-				if (fib_prefix_parse(tok[2], &cmd->prefix, &cmd->plen, &fam) < 0)
-					ctl_set(r, 400, "bad prefix: %.64s", tok[2]);
-				cmd->family = fam;
-				cmd->has_prefix = 1;
-			} else if (n != 2) {
-				ctl_set(r, 400, "usage: show routes [PREFIX]");
-			}
-		} else {
-			ctl_set(r, 404, "unknown command: show %.64s", tok[1]);
-		}
+	for (i = 0; i < CTL_NVERBS; i++) {
+		words = ctl_verbs[i].sub ? 2 : 1;
+		if (strcmp(tok[0], ctl_verbs[i].word) || n < words ||
+		    (ctl_verbs[i].sub && strcmp(tok[1], ctl_verbs[i].sub)) ||
+		    (!ctl_verbs[i].args && n != words))
+			continue;
+		cmd->op = ctl_verbs[i].op;
+		if (ctl_verbs[i].args)
+			ctl_verbs[i].args(tok + words, n - words, cmd, r);
 		return r->code == 200 ? 0 : r->code;
 	}
-	if (!strcmp(tok[0], "lookup")) {
-		cmd->op = CTL_LOOKUP;
-		for (i = 1; i < n; i++) {
-			if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
-				if (i + 1 >= n) {
-					ctl_set(r, 400, "%s needs a value", tok[i]);
-					return r->code;
-				}
-				if (!strcmp(tok[i], "from")) {
-					if (ctl_addr_parse(tok[i + 1], &cmd->src) < 0) {
-						ctl_set(r, 400, "bad source address: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					cmd->has_src = 1;
-				} else if (!strcmp(tok[i], "tos")) {
-					char *end;
-					unsigned long v = strtoul(tok[i + 1], &end, 0);
-
-					if (end == tok[i + 1] || *end || v > 255) {
-						ctl_set(r, 400, "bad tos: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					cmd->tos = (uint8_t)v;
-				} else {
-					if (strlen(tok[i + 1]) >= IFNAMSIZ) {
-						ctl_set(r, 400, "bad interface name: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					strcpy(cmd->iif, tok[i + 1]);
-				}
-				i++;
-				continue;
-			}
-			if (cmd->naddr == CTL_ADDRS_MAX) {
-				ctl_set(r, 400, "at most %d addresses a request", CTL_ADDRS_MAX);
-				return r->code;
-			}
-			if (ctl_addr_parse(tok[i], &cmd->addr[cmd->naddr]) < 0) {
-				ctl_set(r, 400, "bad address: %.64s", tok[i]);
-				return r->code;
-			}
-			cmd->naddr++;
-		}
-		if (cmd->naddr == 0)
-			ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
-		return r->code == 200 ? 0 : r->code;
-	}
-	if (!strcmp(tok[0], "flush") && n == 2 && !strcmp(tok[1], "cache")) {
-		cmd->op = CTL_FLUSH_CACHE;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "reload")) {
-		cmd->op = CTL_RELOAD;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "metrics")) {
-		cmd->op = CTL_METRICS;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "compact")) {
-		cmd->op = CTL_COMPACT;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "help")) {
-		cmd->op = CTL_HELP;
-		return 0;
-	}
-	if (!strcmp(tok[0], "flush") || !strcmp(tok[0], "reload") || !strcmp(tok[0], "metrics") ||
-	    !strcmp(tok[0], "help") || !strcmp(tok[0], "show") || !strcmp(tok[0], "compact"))
+	for (i = 0; i < CTL_NVERBS && strcmp(tok[0], ctl_verbs[i].word); i++)
+		;
+	if (i < CTL_NVERBS && !strcmp(tok[0], "show") && n >= 2)
+		ctl_set(r, 404, "unknown command: show %.64s", tok[1]);
+	else if (i < CTL_NVERBS)
 		ctl_set(r, 400, "bad arguments to %s", tok[0]);
 	else
 		ctl_set(r, 404, "unknown command: %.64s", tok[0]);
