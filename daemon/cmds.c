@@ -11,32 +11,16 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <grp.h>
-#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <net/if.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 #include <event2/buffer.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/listener.h>
 #include <linux/rtnetlink.h>
-#include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
-#include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/fibd.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
 #include "daemon/lookup.h"
 
 /* How a next hop is printed: in `show routes` and --dump (" nh ... w W"),
@@ -401,7 +385,7 @@ fibd_show_cache(struct fibd *d, struct evbuffer *out)
 /*
  * fib_stats, or while the compaction thread is the writer the last
  * figures taken (before its pass, or after the previous one). Context:
- * main thread.
+ * main loop.
  */
 void
 fibd_fib_stats(struct fibd *d, struct fib_stats *st)

@@ -46,14 +46,8 @@
 #include <linux/rtnetlink.h>
 #include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
-#include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/fibd.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
 #include "daemon/lookup.h"
 #include "daemon/settings.h"
 

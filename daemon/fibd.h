@@ -7,7 +7,8 @@
  * below:
  *
  *   fibd.c      arguments, opening and closing, readiness, signals, main
- *   reload.c    the config mapped onto the modules, reload by section
+ *   reload.c    reading the config, reload by section (settings.c maps
+ *               it onto the modules' own settings)
  *   cmds.c      control commands (a table), every `show`, the test files
  *   metrics.c   Prometheus metrics (a table) and their HTTP listener
  *   health.c    sd_notify status, watchdog, descriptor limit and
@@ -219,6 +220,9 @@ void fibd_metrics_open(struct fibd *d);
 int fibd_metrics_listen(struct fibd *d, const char *address);
 void fibd_metrics_unlisten(struct fibd *d);
 void fibd_metrics_close(struct fibd *d);
+/* Each second: resume a paused listener, end a quiet episode. Returns 1
+ * with a listener. Context: main loop. */
+int fibd_metrics_tick(struct fibd *d);
 
 /* health.c */
 

@@ -10,33 +10,16 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <grp.h>
-#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/listener.h>
-#include <linux/rtnetlink.h>
 #include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
-#include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/fibd.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
 #include "daemon/lookup.h"
 
 void
@@ -113,18 +96,9 @@ fibd_starve_tick(evutil_socket_t fd, short what, void *arg)
 		fibd_starve_log("lookup socket", &d->health.starve_lookup, ls.starved,
 				ls.fd_episodes, ls.refused_fds, ls.accept_errors, ls.accept_errno);
 	}
-	if (d->metrics.lis) {
-		/* Not paused (or paused before this tick existed): listen. A
-		 * whole tick without a new failure ends an episode. */
-		if (!evtimer_pending(d->metrics.resume, NULL)) {
-			evconnlistener_enable(d->metrics.lis);
-			if (d->metrics.errors == d->metrics.errors_tick)
-				d->metrics.starved = 0;
-		}
-		d->metrics.errors_tick = d->metrics.errors;
+	if (fibd_metrics_tick(d))
 		fibd_starve_log("metrics socket", &d->health.starve_http, d->metrics.starved,
 				d->metrics.episodes, 0, d->metrics.errors, d->metrics.err);
-	}
 }
 
 /*
@@ -197,7 +171,7 @@ fibd_probe(evutil_socket_t fd, short what, void *arg)
 
 /* Run the 1 ms probe from t0 (the start of the main thread's own part)
  * until fibd_probe_unwatch: the loop's longest stall during a
- * compaction. Context: main thread, once ready. */
+ * compaction. Context: main loop, once ready. */
 void
 fibd_probe_watch(struct fibd *d, double t0)
 {

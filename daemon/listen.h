@@ -45,6 +45,7 @@ int listen_spare_open(struct listen_spare *s);
 /* Open the spare again if an episode left it closed. Context: owner of s. */
 void listen_spare_refill(struct listen_spare *s);
 
+/* Close the spare for good. Context: owner of s. */
 void listen_spare_close(struct listen_spare *s);
 
 /*

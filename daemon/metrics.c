@@ -11,36 +11,19 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <stddef.h>
-#include <grp.h>
 #include <malloc.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+#include <sys/socket.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
 #include <event2/util.h>
-#include <sys/socket.h>
-#include <linux/rtnetlink.h>
-#include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
-#include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/fibd.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
 #include "daemon/lookup.h"
 
 /* What the metrics read, taken once per scrape. */
@@ -406,4 +389,24 @@ fibd_metrics_close(struct fibd *d)
 {
 	fibd_metrics_unlisten(d);
 	event_free(d->metrics.resume);
+}
+
+/* The 1 s tick of health.c: a listener not paused (or paused before this
+ * tick existed) listens again, and a whole tick without a new failure
+ * ends an episode. Returns 1 with a listener (its figures to log), else
+ * 0. Context: main loop. */
+int
+fibd_metrics_tick(struct fibd *d)
+{
+	struct fibd_metrics *m = &d->metrics;
+
+	if (!m->lis)
+		return 0;
+	if (!evtimer_pending(m->resume, NULL)) {
+		evconnlistener_enable(m->lis);
+		if (m->errors == m->errors_tick)
+			m->starved = 0;
+	}
+	m->errors_tick = m->errors;
+	return 1;
 }

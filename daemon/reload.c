@@ -15,33 +15,19 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
-#include <malloc.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/listener.h>
 #include <linux/rtnetlink.h>
 #include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
 #include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/fibd.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
 #include "daemon/lookup.h"
 #include "daemon/settings.h"
 
@@ -97,7 +83,7 @@ fibd_ingest_conf(const struct fibd_opts *o, const struct conf *c, struct ingest_
 }
 
 /* Apply c's fib parameters to the FIB; when (NULL: quietly) says in the
- * log why now. Context: main thread, the FIB's writer. */
+ * log why now. Context: main loop, the FIB's writer. */
 void
 fibd_fib_params_apply(struct fibd *d, const struct conf *c, const char *when)
 {
@@ -141,7 +127,7 @@ fibd_cache_new(struct fibd *d, const struct conf *c)
 /*
  * Publish fc (release store: readers see it built), wait a grace period
  * (the lookup threads are RCU readers, they may still hold the old
- * pointer), then stop and free the old cache. Context: main thread,
+ * pointer), then stop and free the old cache. Context: main loop,
  * outside read sections.
  */
 static void

@@ -31,36 +31,17 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <grp.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/listener.h>
-#include <linux/rtnetlink.h>
-#include <systemd/sd-daemon.h>
 
-#include "fib/fib.h"
-#include "fib/rcu.h"
 #include "cache/flow.h"
-#include "conf/conf.h"
-#include "daemon/ctl.h"
 #include "daemon/compact.h"
 #include "daemon/fibd.h"
-#include "daemon/handoff.h"
-#include "daemon/ingest.h"
-#include "daemon/log.h"
-#include "daemon/lookup.h"
 
 /* generation steps in a 1 s tick that still count as quiet: 100 route
  * changes (each moves the generation twice) */
@@ -71,7 +52,7 @@
  * measured once its old trie was freed. A small table is mostly fixed
  * costs: its bytes per route would make a later full table look
  * compact, so the reference of the larger table stays until one of
- * comparable size replaces it. Context: main thread. */
+ * comparable size replaces it. Context: main loop. */
 static void
 fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
 {
@@ -83,7 +64,7 @@ fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
 	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)bytes / 1e6, routes);
 }
 
-/* The first load's reference. Context: main thread, the FIB's writer. */
+/* The first load's reference. Context: main loop, the FIB's writer. */
 static void
 fibd_built_measure(struct fibd *d)
 {
@@ -117,8 +98,8 @@ fibd_trim(struct fibd *d)
  * waits for the old tries' and the entries' grace period (rcu_barrier),
  * so that the trim that follows gives their malloc pages back, the
  * entries cached afterwards are packed in few pages, and the figures
- * taken last are those of a bulk build. Context: the FIB's writer: the
- * compaction thread (or the main thread when none could be created),
+ * taken last are those of a bulk build. Context: writer (the compaction
+ * thread, or the main loop when no thread could be created),
  * registered, outside read sections.
  */
 static void
@@ -179,7 +160,7 @@ fibd_compactor_work(void *arg)
  * (already paused between the two passes of a forced compaction), start
  * the 1 ms probe of the loop's stalls from t0, start the thread;
  * fibd_compact_done takes the FIB back. Returns 0 or -EBUSY (the ingest
- * is not idle). Context: main thread, the FIB's writer, no compaction
+ * is not idle). Context: main loop, the FIB's writer, no compaction
  * running.
  */
 static int
@@ -214,7 +195,7 @@ fibd_compact_start(struct fibd *d, int pass, int force, double t0)
 /* The compaction is over (done, failed, not needed, or its second pass
  * left for the next quiet tick): apply what a reload left for later,
  * trim, stop watching the loop, apply kernel changes again. Context:
- * main thread, the FIB's writer. */
+ * main loop, the FIB's writer. */
 static void
 fibd_compact_end(struct fibd *d)
 {
@@ -230,7 +211,7 @@ fibd_compact_end(struct fibd *d)
 /*
  * The compaction thread is done (eventfd; fd -1: it ran on the main
  * thread): join it, count, apply fib parameters a reload left pending,
- * then start the second pass (forced) or finish. Context: main thread.
+ * then start the second pass (forced) or finish. Context: main loop.
  */
 static void
 fibd_compact_done(void *arg)
@@ -294,7 +275,7 @@ fibd_compact_done(void *arg)
  * is done), so the loop answers in between. The decision and both
  * passes run on the compaction thread (fibd_compactor_run): this starts
  * the first. Returns 0 (started) or -errno. msg (may be NULL) gets one
- * line for the operator. Context: main thread, the FIB's writer, ingest
+ * line for the operator. Context: main loop, the FIB's writer, ingest
  * idle, no compaction running.
  */
 int
