@@ -40,3 +40,29 @@ compact_why_name(enum compact_why why)
 
 	return (unsigned)why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
 }
+
+enum compact_step
+compact_quiet_step(struct compact_quiet *q, uint64_t gen, int busy, double now, uint64_t quiet_us)
+{
+	if (gen - q->settle_gen >= COMPACT_QUIET_CHANGES || busy)
+		q->busy_at = now;
+	if (gen != q->settle_gen)
+		q->churned = 1;
+	q->settle_gen = gen;
+	if (now - q->busy_at < 1.0)
+		return COMPACT_WAIT;
+	if ((q->pass || q->built_pending) && gen != q->gen) {
+		/* churn since: the policy looks again after the next quiet
+		 * period, the reference stays the last clean build's */
+		q->pass = 0;
+		q->built_pending = 0;
+	}
+	if (q->pass == 1)
+		return COMPACT_PASS2;
+	if (q->built_pending)
+		return COMPACT_REFERENCE;
+	if (!q->churned || quiet_us == 0 || now - q->busy_at < (double)quiet_us * 1e-6)
+		return COMPACT_WAIT;
+	q->churned = 0;
+	return COMPACT_SETTLE;
+}

@@ -15,8 +15,16 @@
  *
  * The minimum keeps small tables, all fixed costs, from being rebuilt for
  * a few kilobytes; the margin (fib.compact_margin, percent) from being
- * rebuilt for noise. When the table is quiet enough to ask is the
- * daemon's business (daemon/settle.c).
+ * rebuilt for noise.
+ *
+ * When to ask is compact_quiet_step, a step per 1 s tick of a small state
+ * machine, also pure: a tick is busy when the FIB generation moved by
+ * COMPACT_QUIET_CHANGES or more (a live BGP feed is never fully quiet)
+ * or a dump, resync or test write runs; after one quiet second a due
+ * second pass runs, or a pending reference is measured; after
+ * fib.compact_quiet of quiet following churn, a compaction starts. Churn
+ * between the passes (or before the reference) drops them: the policy
+ * looks again after the next quiet period.
  */
 #ifndef FIBD_COMPACT_H
 #define FIBD_COMPACT_H
@@ -47,6 +55,35 @@ struct compact_decision {
 	enum compact_why why;
 	uint64_t expected;     /* bytes a bulk build of routes would hold */
 };
+
+/* generation steps in a 1 s tick that still count as quiet: 100 route
+ * changes (each moves the generation twice) */
+#define COMPACT_QUIET_CHANGES 200
+
+/* The quiet-period state, kept by the caller between ticks. */
+struct compact_quiet {
+	uint64_t settle_gen; /* FIB generation at the last tick */
+	uint64_t gen;        /* generation after the last pass */
+	double busy_at;      /* last busy tick, seconds */
+	int churned;         /* routes changed since the last settle */
+	int pass;            /* 1: the second pass is due */
+	int built_pending;   /* the reference is to be measured */
+};
+
+enum compact_step {
+	COMPACT_WAIT,      /* nothing this tick */
+	COMPACT_PASS2,     /* start the second pass */
+	COMPACT_REFERENCE, /* measure the bulk build's reference */
+	COMPACT_SETTLE,    /* a quiet period after churn: decide, maybe compact */
+};
+
+/*
+ * One tick at now (seconds) with the FIB at generation gen; busy: a dump,
+ * resync or write runs; quiet_us: fib.compact_quiet (0: never settle).
+ * Updates q and says what to do. Context: any (one caller per q).
+ */
+enum compact_step compact_quiet_step(struct compact_quiet *q, uint64_t gen, int busy, double now,
+				     uint64_t quiet_us);
 
 /* Decide whether in's FIB is worth compacting. Context: any. */
 void compact_decide(const struct compact_input *in, struct compact_decision *out);

@@ -39,6 +39,7 @@
 
 #include "fib/fib.h"
 #include "conf/conf.h"
+#include "daemon/compact.h"
 #include "daemon/ctl.h"
 #include "daemon/handoff.h"
 #include "daemon/ingest.h"
@@ -97,12 +98,7 @@ struct fibd_compactor {
 /* The compaction policy's state (settle.c). */
 struct fibd_compaction {
 	struct event *settle; /* 1 s tick once ready: fibd_settle_tick */
-	uint64_t settle_gen;  /* FIB generation at the last tick */
-	double busy_at;	      /* last tick that saw churn or a busy ingest */
-	int churned;	      /* routes changed since the last settle */
-	int built_pending;    /* measure built_* at the next quiet tick */
-	int pass;	      /* 1: the second pass is due at the next quiet tick */
-	uint64_t gen;	      /* generation after the last pass: both wait for no churn */
+	struct compact_quiet q; /* the quiet-period state (compact.h) */
 	uint64_t built_bytes; /* fib bytes right after the last bulk build */
 	size_t built_routes;  /* and its routes */
 	uint64_t settles, compactions, failures, trims;

@@ -183,7 +183,7 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	s->malloc_free = mi.fordblks;
 	s->comp = d->comp;
 	s->running = d->comp.cw.running;
-	s->pending = d->comp.cw.running || d->comp.pass || d->comp.built_pending;
+	s->pending = d->comp.cw.running || d->comp.q.pass || d->comp.q.built_pending;
 	s->stall_last = d->health.stall_last;
 	s->stall_max = d->health.stall_max;
 	ctl_stats(d->ctl, &s->ctl);

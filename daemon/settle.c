@@ -6,7 +6,8 @@
  * same routes: trie nodes resized within a per-update budget, pool
  * chunks with holes. Once the table has been quiet for fib.compact_quiet
  * after churn (1 s ticks with fewer than 100 route changes each, since a
- * live BGP feed is never fully quiet, and no dump or resync running),
+ * live BGP feed is never fully quiet, and no dump or resync running;
+ * compact_quiet_step, daemon/compact.h),
  * fibd_settle compares the bytes the FIB holds with those of the last
  * bulk build scaled to today's routes (compact_decide,
  * daemon/compact.h); past fib.compact_margin percent (and
@@ -43,9 +44,6 @@
 #include "daemon/compact.h"
 #include "daemon/fibd.h"
 
-/* generation steps in a 1 s tick that still count as quiet: 100 route
- * changes (each moves the generation twice) */
-#define FIBD_QUIET_CHANGES    200
 #define FIBD_BUILT_MIN_ROUTES 1000 /* smaller tables are all fixed costs */
 
 /* Remember what a bulk build holds per route: bytes of routes routes,
@@ -56,7 +54,7 @@
 static void
 fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
 {
-	d->comp.built_pending = 0;
+	d->comp.q.built_pending = 0;
 	if (routes < FIBD_BUILT_MIN_ROUTES || routes < d->comp.built_routes / 2)
 		return;
 	d->comp.built_bytes = bytes;
@@ -221,7 +219,7 @@ fibd_compact_done(void *arg)
 
 	c->running = 0;
 	d->comp.stats = c->stats; /* the writer's figures: the FIB as the thread left it */
-	d->comp.settle_gen = d->comp.gen = fib_generation(d->fib);
+	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
 	if (d->params_pending)
 		fibd_fib_params_apply(d, d->conf, "now that the compaction thread is done");
 	if (!c->needed) {
@@ -233,7 +231,7 @@ fibd_compact_done(void *arg)
 	}
 	if (c->err < 0) {
 		d->comp.failures++;
-		d->comp.pass = 0;
+		d->comp.q.pass = 0;
 		fibd_compact_end(d);
 		log_warnx("fib compaction: %s (pass %d)", strerror(-c->err), c->pass);
 		return;
@@ -249,16 +247,16 @@ fibd_compact_done(void *arg)
 			 c->force ? ", second pass now" : "");
 		if (c->force && fibd_compact_start(d, 2, 1, d->health.probe_last) == 0)
 			return;
-		d->comp.pass = 1;
+		d->comp.q.pass = 1;
 		fibd_compact_end(d);
 		log_info("fib compaction: event loop stalled at most %.1f ms; second pass due",
 			 d->health.stall_last * 1e3);
 		return;
 	}
-	d->comp.pass = 0;
+	d->comp.q.pass = 0;
 	/* the thread measured the bulk build after freeing the old trie:
 	 * the reference, kept if nothing changes until the next quiet tick */
-	d->comp.built_pending = 1;
+	d->comp.q.built_pending = 1;
 	fibd_compact_end(d);
 	log_info("fib compacted, second pass: %.0f ms on the compaction thread (old trie and "
 		 "stale cache entries freed), %.1f MB held; event loop stalled at most %.1f ms",
@@ -309,33 +307,22 @@ fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
 
 	if (d->comp.cw.running)
 		return; /* fibd_compact_done takes it from there */
-	if (gen - d->comp.settle_gen >= FIBD_QUIET_CHANGES || !ingest_idle(d->ing) || d->writing)
-		d->comp.busy_at = now;
-	if (gen != d->comp.settle_gen)
-		d->comp.churned = 1;
-	d->comp.settle_gen = gen;
-	if (now - d->comp.busy_at < 1.0)
-		return;
-	if ((d->comp.pass || d->comp.built_pending) && gen != d->comp.gen) {
-		/* churn since: the policy looks again after the next quiet
-		 * period, the reference stays the last clean build's */
-		d->comp.pass = 0;
-		d->comp.built_pending = 0;
-	}
-	if (d->comp.pass == 1) {
+	switch (compact_quiet_step(&d->comp.q, gen, !ingest_idle(d->ing) || d->writing, now,
+				   quiet_us)) {
+	case COMPACT_WAIT:
+		break;
+	case COMPACT_PASS2:
 		if (fibd_compact_start(d, 2, 0, now) < 0)
-			d->comp.pass = 0;
-		return;
-	}
-	if (d->comp.built_pending) {
+			d->comp.q.pass = 0;
+		break;
+	case COMPACT_REFERENCE:
 		fibd_built_set(d, d->comp.cw.stats.bytes, d->comp.cw.routes);
 		fibd_trim(d);
-		return;
+		break;
+	case COMPACT_SETTLE:
+		fibd_settle(d, 0, NULL, 0);
+		break;
 	}
-	if (!d->comp.churned || quiet_us == 0 || now - d->comp.busy_at < (double)quiet_us * 1e-6)
-		return;
-	d->comp.churned = 0;
-	fibd_settle(d, 0, NULL, 0);
 }
 
 /* The compaction thread's eventfd and the settle tick (armed at ready).
@@ -365,8 +352,8 @@ fibd_compact_ready(struct fibd *d)
 {
 	fibd_built_measure(d);
 	fibd_trim(d);
-	d->comp.settle_gen = d->comp.gen = fib_generation(d->fib);
-	d->comp.busy_at = fibd_now();
+	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
+	d->comp.q.busy_at = fibd_now();
 	if (event_add(d->comp.settle, &(struct timeval){1, 0}) < 0)
 		log_warnx("settle timer: compactions off");
 }

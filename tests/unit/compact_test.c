@@ -6,7 +6,11 @@
  * minimum and of the margin, no reference yet, forced), then against a
  * naive model in exact integer arithmetic on random inputs of realistic
  * size: compact exactly when the FIB holds at least COMPACT_MIN_BYTES and
- * more than margin percent over a bulk build's bytes per route.
+ * more than margin percent over a bulk build's bytes per route. Then
+ * compact_quiet_step through scenarios of 1 s ticks: churn then quiet,
+ * heavy churn and busy ticks that restart the quiet period, the second
+ * pass and the reference after one quiet second, both dropped by churn,
+ * and compact_quiet 0.
  */
 #include "config.h"
 
@@ -117,6 +121,85 @@ START_TEST(test_model)
 }
 END_TEST
 
+#define W      COMPACT_WAIT
+#define P      COMPACT_PASS2
+#define R      COMPACT_REFERENCE
+#define SETTLE COMPACT_SETTLE
+
+struct tick {
+	double now;
+	uint64_t gen;
+	int busy;
+	enum compact_step step;
+};
+
+static const struct scenario {
+	const char *name;
+	struct compact_quiet q; /* at the start (gen 100 at t=0) */
+	uint64_t quiet_us;
+	struct tick t[16];
+} scenarios[] = {
+    {"no churn, no settle",
+     {100, 100, 0, 0, 0, 0},
+     10000000,
+     {{1, 100, 0, W}, {5, 100, 0, W}, {20, 100, 0, W}}},
+    {"churn, then 10 s quiet",
+     {100, 100, 0, 0, 0, 0},
+     10000000,
+     {{1, 100, 0, W},
+      {2, 110, 0, W},
+      {9, 110, 0, W},
+      {10, 110, 0, SETTLE},
+      {11, 110, 0, W},
+      {30, 110, 0, W}}},
+    {"heavy churn restarts the period",
+     {100, 100, 0, 0, 0, 0},
+     10000000,
+     {{1, 100, 0, W}, {3, 300, 0, W}, {4, 300, 0, W}, {12, 300, 0, W}, {13, 300, 0, SETTLE}}},
+    {"a busy tick restarts the period",
+     {100, 100, 0, 0, 0, 0},
+     10000000,
+     {{2, 110, 0, W}, {5, 110, 1, W}, {14, 110, 0, W}, {15, 110, 0, SETTLE}}},
+    {"second pass after a quiet second",
+     {100, 100, 0, 0, 1, 0},
+     10000000,
+     {{0.5, 100, 0, W}, {1, 100, 0, P}, {2, 100, 0, P}}},
+    {"second pass dropped by churn, then a settle",
+     {100, 100, 0, 0, 1, 0},
+     10000000,
+     {{1, 104, 0, W}, {9, 104, 0, W}, {10, 104, 0, SETTLE}, {11, 104, 0, W}}},
+    {"reference after a quiet second",
+     {100, 100, 0, 0, 0, 1},
+     10000000,
+     {{0.5, 100, 1, W}, {1.2, 100, 0, W}, {1.5, 100, 0, R}}},
+    {"reference dropped by churn",
+     {100, 100, 0, 0, 0, 1},
+     10000000,
+     {{1, 102, 0, W}, {10, 102, 0, SETTLE}}},
+    {"compact_quiet 0: never settles",
+     {100, 100, 0, 0, 0, 0},
+     0,
+     {{1, 150, 0, W}, {100, 150, 0, W}, {1000, 150, 0, W}}},
+};
+
+START_TEST(test_quiet)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		const struct scenario *sc = &scenarios[i];
+		struct compact_quiet q = sc->q;
+
+		for (size_t k = 0; k < 16 && sc->t[k].now > 0; k++) {
+			const struct tick *t = &sc->t[k];
+			enum compact_step step =
+			    compact_quiet_step(&q, t->gen, t->busy, t->now, sc->quiet_us);
+
+			ck_assert_msg(step == t->step, "%s: tick at %.1f s: step %d, expected %d",
+				      sc->name, t->now, step, t->step);
+		}
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -127,6 +210,7 @@ main(void)
 
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_model);
+	tcase_add_test(tc, test_quiet);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
