@@ -57,6 +57,7 @@
 #include <time.h>
 
 #include "daemon/ctl.h"
+#include "daemon/listen.h"
 
 #define CTL_PAUSE_MIN_MS 100  /* listener pause when out of descriptors */
 #define CTL_PAUSE_MAX_MS 1000 /* ... doubling up to this */
@@ -80,7 +81,7 @@ struct ctl {
 	struct evbuffer *data;
 	struct ctl_stats st;
 	unsigned idle_ms;      /* 0: no idle timeout */
-	int spare;             /* /dev/null, given up to refuse a client; -1 */
+	struct listen_spare spare; /* given up to refuse clients */
 	struct event *resume;  /* re-enables a paused listener */
 	unsigned pause_ms;     /* next pause, CTL_PAUSE_MIN_MS..CTL_PAUSE_MAX_MS */
 };
@@ -106,11 +107,126 @@ ctl_addr_parse(const char *s, struct ctl_addr *a)
 	return inet_pton(a->family, s, a->a.b) == 1 ? 0 : -EINVAL;
 }
 
+/* show trie [4|6] */
+static void
+ctl_args_trie(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	if (n == 1 && !strcmp(tok[0], "4"))
+		cmd->family = AF_INET;
+	else if (n == 1 && !strcmp(tok[0], "6"))
+		cmd->family = AF_INET6;
+	else if (n != 0)
+		ctl_set(r, 400, "usage: show trie [4|6]");
+}
+
+/* show routes [PREFIX] */
+static void
+ctl_args_routes(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	uint8_t fam = 0;
+
+	if (n == 1) {
+		if (fib_prefix_parse(tok[0], &cmd->prefix, &cmd->plen, &fam) < 0)
+			ctl_set(r, 400, "bad prefix: %.64s", tok[0]);
+		cmd->family = fam;
+		cmd->has_prefix = 1;
+	} else if (n != 0) {
+		ctl_set(r, 400, "usage: show routes [PREFIX]");
+	}
+}
+
+/* One "from SRC", "tos T" or "iif DEV" of a lookup. Returns 0 or -1
+ * (r set). */
+static int
+ctl_lookup_opt(const char *opt, const char *val, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	char *end;
+	unsigned long v;
+
+	if (!strcmp(opt, "from")) {
+		if (ctl_addr_parse(val, &cmd->src) < 0) {
+			ctl_set(r, 400, "bad source address: %.64s", val);
+			return -1;
+		}
+		cmd->has_src = 1;
+	} else if (!strcmp(opt, "tos")) {
+		v = strtoul(val, &end, 0);
+		if (end == val || *end || v > 255) {
+			ctl_set(r, 400, "bad tos: %.64s", val);
+			return -1;
+		}
+		cmd->tos = (uint8_t)v;
+	} else {
+		if (strlen(val) >= IFNAMSIZ) {
+			ctl_set(r, 400, "bad interface name: %.64s", val);
+			return -1;
+		}
+		strcpy(cmd->iif, val);
+	}
+	return 0;
+}
+
+/* lookup ADDR... [from SRC] [tos T] [iif DEV] */
+static void
+ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
+			if (i + 1 >= n) {
+				ctl_set(r, 400, "%s needs a value", tok[i]);
+				return;
+			}
+			if (ctl_lookup_opt(tok[i], tok[i + 1], cmd, r) < 0)
+				return;
+			i++;
+			continue;
+		}
+		if (cmd->naddr == CTL_ADDRS_MAX) {
+			ctl_set(r, 400, "at most %d addresses a request", CTL_ADDRS_MAX);
+			return;
+		}
+		if (ctl_addr_parse(tok[i], &cmd->addr[cmd->naddr]) < 0) {
+			ctl_set(r, 400, "bad address: %.64s", tok[i]);
+			return;
+		}
+		cmd->naddr++;
+	}
+	if (cmd->naddr == 0)
+		ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
+}
+
+/*
+ * The commands: one or two words, then arguments for those with an args
+ * parser (the others take none). A line that names a command but
+ * matches no row gets "400 bad arguments", except "show X" for an
+ * unknown X, which is "404 unknown command".
+ */
+static const struct {
+	const char *word, *sub; /* sub: the second word, or NULL */
+	enum ctl_op op;
+	void (*args)(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r);
+} ctl_verbs[] = {
+    {"show", "summary", CTL_SHOW_SUMMARY, NULL},
+    {"show", "cache", CTL_SHOW_CACHE, NULL},
+    {"show", "config", CTL_SHOW_CONFIG, NULL},
+    {"show", "trie", CTL_SHOW_TRIE, ctl_args_trie},
+    {"show", "routes", CTL_SHOW_ROUTES, ctl_args_routes},
+    {"lookup", NULL, CTL_LOOKUP, ctl_args_lookup},
+    {"flush", "cache", CTL_FLUSH_CACHE, NULL},
+    {"reload", NULL, CTL_RELOAD, NULL},
+    {"metrics", NULL, CTL_METRICS, NULL},
+    {"compact", NULL, CTL_COMPACT, NULL},
+    {"help", NULL, CTL_HELP, NULL},
+};
+
+#define CTL_NVERBS (sizeof(ctl_verbs) / sizeof(ctl_verbs[0]))
+
 int
 ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 {
 	char buf[CTL_LINE_MAX + 1], *tok[CTL_LINE_MAX / 2 + 1], *save = NULL, *t;
-	unsigned n = 0, i;
+	unsigned n = 0, words;
+	size_t i;
 
 	memset(cmd, 0, sizeof(*cmd));
 	ctl_set(r, 200, "ok");
@@ -125,107 +241,22 @@ ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r)
 		ctl_set(r, 400, "empty request");
 		return r->code;
 	}
-	if (!strcmp(tok[0], "show") && n >= 2) {
-		if (!strcmp(tok[1], "summary") && n == 2) {
-			cmd->op = CTL_SHOW_SUMMARY;
-		} else if (!strcmp(tok[1], "cache") && n == 2) {
-			cmd->op = CTL_SHOW_CACHE;
-		} else if (!strcmp(tok[1], "config") && n == 2) {
-			cmd->op = CTL_SHOW_CONFIG;
-		} else if (!strcmp(tok[1], "trie")) {
-			cmd->op = CTL_SHOW_TRIE;
-			if (n == 3 && !strcmp(tok[2], "4"))
-				cmd->family = AF_INET;
-			else if (n == 3 && !strcmp(tok[2], "6"))
-				cmd->family = AF_INET6;
-			else if (n != 2)
-				ctl_set(r, 400, "usage: show trie [4|6]");
-		} else if (!strcmp(tok[1], "routes")) {
-			cmd->op = CTL_SHOW_ROUTES;
-			if (n == 3) {
-				uint8_t fam = 0;
-
-				if (fib_prefix_parse(tok[2], &cmd->prefix, &cmd->plen, &fam) < 0)
-					ctl_set(r, 400, "bad prefix: %.64s", tok[2]);
-				cmd->family = fam;
-				cmd->has_prefix = 1;
-			} else if (n != 2) {
-				ctl_set(r, 400, "usage: show routes [PREFIX]");
-			}
-		} else {
-			ctl_set(r, 404, "unknown command: show %.64s", tok[1]);
-		}
+	for (i = 0; i < CTL_NVERBS; i++) {
+		words = ctl_verbs[i].sub ? 2 : 1;
+		if (strcmp(tok[0], ctl_verbs[i].word) || n < words ||
+		    (ctl_verbs[i].sub && strcmp(tok[1], ctl_verbs[i].sub)) ||
+		    (!ctl_verbs[i].args && n != words))
+			continue;
+		cmd->op = ctl_verbs[i].op;
+		if (ctl_verbs[i].args)
+			ctl_verbs[i].args(tok + words, n - words, cmd, r);
 		return r->code == 200 ? 0 : r->code;
 	}
-	if (!strcmp(tok[0], "lookup")) {
-		cmd->op = CTL_LOOKUP;
-		for (i = 1; i < n; i++) {
-			if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
-				if (i + 1 >= n) {
-					ctl_set(r, 400, "%s needs a value", tok[i]);
-					return r->code;
-				}
-				if (!strcmp(tok[i], "from")) {
-					if (ctl_addr_parse(tok[i + 1], &cmd->src) < 0) {
-						ctl_set(r, 400, "bad source address: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					cmd->has_src = 1;
-				} else if (!strcmp(tok[i], "tos")) {
-					char *end;
-					unsigned long v = strtoul(tok[i + 1], &end, 0);
-
-					if (end == tok[i + 1] || *end || v > 255) {
-						ctl_set(r, 400, "bad tos: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					cmd->tos = (uint8_t)v;
-				} else {
-					if (strlen(tok[i + 1]) >= IFNAMSIZ) {
-						ctl_set(r, 400, "bad interface name: %.64s", tok[i + 1]);
-						return r->code;
-					}
-					strcpy(cmd->iif, tok[i + 1]);
-				}
-				i++;
-				continue;
-			}
-			if (cmd->naddr == CTL_ADDRS_MAX) {
-				ctl_set(r, 400, "at most %d addresses a request", CTL_ADDRS_MAX);
-				return r->code;
-			}
-			if (ctl_addr_parse(tok[i], &cmd->addr[cmd->naddr]) < 0) {
-				ctl_set(r, 400, "bad address: %.64s", tok[i]);
-				return r->code;
-			}
-			cmd->naddr++;
-		}
-		if (cmd->naddr == 0)
-			ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
-		return r->code == 200 ? 0 : r->code;
-	}
-	if (!strcmp(tok[0], "flush") && n == 2 && !strcmp(tok[1], "cache")) {
-		cmd->op = CTL_FLUSH_CACHE;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "reload")) {
-		cmd->op = CTL_RELOAD;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "metrics")) {
-		cmd->op = CTL_METRICS;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "compact")) {
-		cmd->op = CTL_COMPACT;
-		return 0;
-	}
-	if (n == 1 && !strcmp(tok[0], "help")) {
-		cmd->op = CTL_HELP;
-		return 0;
-	}
-	if (!strcmp(tok[0], "flush") || !strcmp(tok[0], "reload") || !strcmp(tok[0], "metrics") ||
-	    !strcmp(tok[0], "help") || !strcmp(tok[0], "show") || !strcmp(tok[0], "compact"))
+	for (i = 0; i < CTL_NVERBS && strcmp(tok[0], ctl_verbs[i].word); i++)
+		;
+	if (i < CTL_NVERBS && !strcmp(tok[0], "show") && n >= 2)
+		ctl_set(r, 404, "unknown command: show %.64s", tok[1]);
+	else if (i < CTL_NVERBS)
 		ctl_set(r, 400, "bad arguments to %s", tok[0]);
 	else
 		ctl_set(r, 404, "unknown command: %.64s", tok[0]);
@@ -413,8 +444,7 @@ ctl_fed(struct ctl *ctl)
 		return;
 	ctl->st.starved = 0;
 	ctl->pause_ms = CTL_PAUSE_MIN_MS;
-	if (ctl->spare < 0)
-		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_spare_refill(&ctl->spare);
 }
 
 static void
@@ -424,40 +454,8 @@ ctl_resume(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (ctl->spare < 0)
-		ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_spare_refill(&ctl->spare);
 	evconnlistener_enable(ctl->lis);
-}
-
-/*
- * Refuse the clients waiting in the backlog through the spare
- * descriptor's slot. Returns 1 when the backlog is empty (the listener
- * will be quiet), 0 when it could not be emptied.
- */
-static int
-ctl_refuse(struct ctl *ctl)
-{
-	static const char busy[] = "503 out of file descriptors\n";
-	int lfd = evconnlistener_get_fd(ctl->lis), fd, n, err = 0;
-
-	if (ctl->spare < 0)
-		return 0;
-	close(ctl->spare);
-	ctl->spare = -1;
-	for (n = 0; n < CTL_REFUSE_BATCH; n++) {
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			err = errno;
-			break;
-		}
-		if (write(fd, busy, sizeof(busy) - 1) < 0) {
-			/* the client goes away either way */
-		}
-		close(fd);
-		ctl->st.refused_fds++;
-	}
-	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return err == EAGAIN || err == EWOULDBLOCK;
 }
 
 /*
@@ -480,7 +478,9 @@ ctl_accept_error(struct evconnlistener *lis, void *arg)
 			ctl->st.starved = 1;
 			ctl->st.fd_episodes++;
 		}
-		if (ctl_refuse(ctl))
+		if (listen_spare_refuse(&ctl->spare, evconnlistener_get_fd(ctl->lis),
+					CTL_REFUSE_BATCH, "503 out of file descriptors\n",
+					&ctl->st.refused_fds))
 			return;
 	}
 	tv.tv_sec = (time_t)(ctl->pause_ms / 1000);
@@ -539,106 +539,56 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 	ctl_idle_arm(c);
 }
 
-/* -EADDRINUSE if a daemon answers on path, else remove a stale socket. */
-static int
-ctl_unlink_stale(const struct sockaddr_un *sun)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int live;
-
-	if (fd < 0)
-		return -errno;
-	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
-	close(fd);
-	if (live)
-		return -EADDRINUSE;
-	if (unlink(sun->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 struct ctl *
 ctl_new(struct event_base *base, const char *path, unsigned mode, const char *group,
 	ctl_exec_cb exec, void *arg)
 {
-	struct sockaddr_un sun;
 	struct ctl *ctl;
-	char dir[sizeof(sun.sun_path)], *slash;
-	int err;
+	int fd, err;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
+	if (strlen(path) >= sizeof(ctl->path)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	strcpy(sun.sun_path, path);
-	/* The runtime directory, when systemd did not make it. */
-	strcpy(dir, path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return NULL;
-	}
-	if ((err = ctl_unlink_stale(&sun)) < 0) {
-		errno = -err;
+	fd = listen_unix(path, SOCK_STREAM, mode, group, LISTEN_MKDIR);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
 	ctl = calloc(1, sizeof(*ctl));
-	if (!ctl)
+	if (!ctl) {
+		listen_unix_close(fd, path);
+		errno = ENOMEM;
 		return NULL;
+	}
 	ctl->base = base;
 	ctl->exec = exec;
 	ctl->arg = arg;
 	ctl->pause_ms = CTL_PAUSE_MIN_MS;
 	strcpy(ctl->path, path);
-	ctl->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (ctl->spare < 0)
+	if ((err = listen_spare_open(&ctl->spare)) < 0)
 		goto fail;
+	err = -ENOMEM;
 	ctl->data = evbuffer_new();
 	ctl->resume = evtimer_new(base, ctl_resume, ctl);
 	if (!ctl->data || !ctl->resume)
 		goto fail;
-	ctl->lis = evconnlistener_new_bind(base, ctl_accept, ctl,
-					   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128,
-					   (struct sockaddr *)&sun, sizeof(sun));
+	ctl->lis = evconnlistener_new(base, ctl_accept, ctl,
+				      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (!ctl->lis)
 		goto fail;
 	evconnlistener_set_error_cb(ctl->lis, ctl_accept_error);
-	if (group && group[0]) {
-		struct group *gr;
-
-		errno = 0;
-		gr = getgrnam(group);
-
-		if (!gr) {
-			errno = errno ? errno : ENOENT;
-			goto fail_unlink;
-		}
-		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
-			goto fail_unlink;
-	}
-	if (chmod(path, mode) < 0)
-		goto fail_unlink;
 	return ctl;
 
-fail_unlink:
-	err = errno;
-	unlink(path);
-	errno = err;
 fail:
-	err = errno;
-	if (ctl->lis)
-		evconnlistener_free(ctl->lis);
+	listen_unix_close(fd, path);
 	if (ctl->data)
 		evbuffer_free(ctl->data);
 	if (ctl->resume)
 		event_free(ctl->resume);
-	if (ctl->spare >= 0)
-		close(ctl->spare);
+	listen_spare_close(&ctl->spare);
 	free(ctl);
-	errno = err;
+	errno = -err;
 	return NULL;
 }
 
@@ -653,8 +603,7 @@ ctl_free(struct ctl *ctl)
 	unlink(ctl->path);
 	evbuffer_free(ctl->data);
 	event_free(ctl->resume);
-	if (ctl->spare >= 0)
-		close(ctl->spare);
+	listen_spare_close(&ctl->spare);
 	free(ctl);
 }
 

@@ -41,6 +41,7 @@
 #include <linux/rtnetlink.h>
 
 #include "fib/fib.h"
+#include "daemon/handoff.h"
 #include "daemon/ingest.h"
 #include "daemon/log.h"
 
@@ -115,10 +116,8 @@ struct ingest {
 	struct ingest_mp6 **mp6;
 	size_t nmp6;
 	struct {              /* first dump: fib_load off the main thread */
-		pthread_t thread;
+		struct handoff *ho; /* the loader thread */
 		int running;
-		int efd;          /* eventfd: the thread is done */
-		struct event *done;
 		struct ingest_set set;
 		int err;
 		uint64_t loaded;  /* routes the thread loaded: counted after the join */
@@ -703,22 +702,14 @@ ingest_load_set(struct ingest *ing, struct ingest_set *s)
 	return err;
 }
 
-static void *
+/* The loader thread's job. Context: writer (the loader thread). */
+static void
 ingest_loader(void *arg)
 {
 	struct ingest *ing = arg;
-	uint64_t one = 1;
 
-	fib_thread_online();
 	ing->load.err = ingest_load_set(ing, &ing->load.set);
-	fib_thread_offline();
-	if (write(ing->load.efd, &one, sizeof(one)) < 0) {
-		/* the eventfd cannot overflow with one write per load */
-	}
-	return NULL;
 }
-
-static void ingest_load_done(evutil_socket_t fd, short what, void *arg);
 
 /* Hand the collected routes (paths fixed) to the loader. */
 static void
@@ -727,11 +718,8 @@ ingest_load_start(struct ingest *ing)
 	ing->load.set = ing->set;
 	memset(&ing->set, 0, sizeof(ing->set));
 	ing->load.running = 1;
-	if (pthread_create(&ing->load.thread, NULL, ingest_loader, ing) != 0) {
-		ing->load.err = ingest_load_set(ing, &ing->load.set);
-		ing->load.running = 0;
-		ingest_load_done(-1, 0, ing);
-	}
+	if (handoff_run(ing->load.ho) < 0)
+		handoff_run_here(ing->load.ho);
 }
 
 static void
@@ -741,18 +729,13 @@ ingest_load_finish(struct ingest *ing)
 	ingest_go_idle(ing);
 }
 
+/* The loader is done (joined). Context: main loop. */
 static void
-ingest_load_done(evutil_socket_t fd, short what, void *arg)
+ingest_load_done(void *arg)
 {
 	struct ingest *ing = arg;
-	uint64_t v;
 
-	if (fd >= 0) {
-		if (read(fd, &v, sizeof(v)) < 0)
-			return;
-		pthread_join(ing->load.thread, NULL);
-		ing->load.running = 0;
-	}
+	ing->load.running = 0;
 	ing->st.routes_loaded += ing->load.loaded;
 	ing->load.loaded = 0;
 	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
@@ -1243,7 +1226,6 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	if (!ing->conf.budget_us)
 		ing->conf.budget_us = 2000;
 	ing->first = 1;
-	ing->load.efd = -1;
 	ing->buf = malloc(INGEST_BUF);
 	ing->mp6 = calloc(INGEST_MP6_BUCKETS, sizeof(*ing->mp6));
 	ing->nht = nl_nhtab_new();
@@ -1276,12 +1258,8 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->dump_read = event_new(base, mnl_socket_get_fd(ing->dump_nl), EV_READ | EV_PERSIST,
 				   ingest_dump_read, ing);
 	ing->work = event_new(base, -1, 0, ingest_work, ing);
-	ing->load.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (ing->load.efd < 0)
-		goto fail;
-	ing->load.done = event_new(base, ing->load.efd, EV_READ | EV_PERSIST, ingest_load_done, ing);
-	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->load.done ||
-	    event_add(ing->load.done, NULL) < 0)
+	ing->load.ho = handoff_new(base, ingest_loader, ingest_load_done, ing);
+	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->load.ho)
 		goto fail;
 	ing->rl_parse.burst = 5;
 	ing->rl_fib.burst = 5;
@@ -1341,12 +1319,7 @@ ingest_free(struct ingest *ing)
 {
 	if (!ing)
 		return;
-	if (ing->load.running)
-		pthread_join(ing->load.thread, NULL);
-	if (ing->load.done)
-		event_free(ing->load.done);
-	if (ing->load.efd >= 0)
-		close(ing->load.efd);
+	handoff_free(ing->load.ho);
 	ingest_set_free(&ing->load.set);
 	if (ing->ev_read)
 		event_free(ing->ev_read);

@@ -8,7 +8,11 @@ daemon_libingest_la_SOURCES = \
 	daemon/nl.c \
 	daemon/ingest.c \
 	daemon/ctl.c \
-	daemon/lookup.c
+	daemon/lookup.c \
+	daemon/listen.c \
+	daemon/handoff.c \
+	daemon/compact.c \
+	daemon/settings.c
 # The batch lookup protocol and its header-only client API, installed as
 # <fib/lookup_proto.h> for programs that query fibd's lookup socket.
 fibinclude_HEADERS += daemon/lookup_proto.h
@@ -17,12 +21,23 @@ noinst_HEADERS += \
 	daemon/nl.h \
 	daemon/ingest.h \
 	daemon/ctl.h \
-	daemon/lookup.h
+	daemon/lookup.h \
+	daemon/fibd.h \
+	daemon/listen.h \
+	daemon/handoff.h \
+	daemon/compact.h \
+	daemon/settings.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 
 sbin_PROGRAMS += daemon/fibd
-daemon_fibd_SOURCES = daemon/fibd.c
+daemon_fibd_SOURCES = \
+	daemon/fibd.c \
+	daemon/reload.c \
+	daemon/cmds.c \
+	daemon/metrics.c \
+	daemon/health.c \
+	daemon/settle.c
 daemon_fibd_CPPFLAGS = $(AM_CPPFLAGS) -DFIBD_CONF='"$(sysconfdir)/fibd/fibd.yaml"'
 daemon_fibd_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS)
 daemon_fibd_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la fib/libfib.la \

@@ -49,6 +49,7 @@
 
 #include "fib/fib.h"
 #include "cache/flow.h"
+#include "daemon/listen.h"
 #include "daemon/lookup.h"
 #include "daemon/lookup_proto.h"
 
@@ -91,7 +92,7 @@ struct lookup {
 	struct lookup_thread *t;
 	int starved; /* out of descriptors: __atomic reads, written locked */
 	pthread_mutex_t starve_lock; /* the fields below */
-	int spare;   /* /dev/null, given up to refuse clients; -1 */
+	struct listen_spare spare; /* given up to refuse clients */
 	int accept_errno;
 	uint64_t refused_fds, accept_errors, fd_episodes;
 };
@@ -222,8 +223,7 @@ lookup_fed(struct lookup_thread *t)
 		return;
 	pthread_mutex_lock(&l->starve_lock);
 	__atomic_store_n(&l->starved, 0, __ATOMIC_RELAXED);
-	if (l->spare < 0)
-		l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_spare_refill(&l->spare);
 	pthread_mutex_unlock(&l->starve_lock);
 }
 
@@ -248,23 +248,8 @@ lookup_accept_error(struct lookup_thread *t, int err)
 			__atomic_store_n(&l->starved, 1, __ATOMIC_RELAXED);
 			l->fd_episodes++;
 		}
-		if (l->spare >= 0) {
-			int fd = -1, e = 0, n;
-
-			close(l->spare);
-			l->spare = -1;
-			for (n = 0; n < LOOKUP_REFUSE_BATCH; n++) {
-				fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-				if (fd < 0) {
-					e = errno;
-					break;
-				}
-				close(fd);
-				l->refused_fds++;
-			}
-			l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			drained = e == EAGAIN || e == EWOULDBLOCK;
-		}
+		drained = listen_spare_refuse(&l->spare, l->lfd, LOOKUP_REFUSE_BATCH, NULL,
+					      &l->refused_fds);
 	}
 	pthread_mutex_unlock(&l->starve_lock);
 	if (drained)
@@ -411,49 +396,6 @@ lookup_thread_main(void *arg)
 	return NULL;
 }
 
-static int
-lookup_listen(struct lookup *l, const char *path, unsigned mode, const char *group)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	/* A live daemon answers: refuse; a stale socket: replace. */
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		close(fd);
-		return -EADDRINUSE;
-	}
-	close(fd);
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	l->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (l->lfd < 0)
-		return -errno;
-	if (bind(l->lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(l->lfd, 128) < 0)
-		return -errno;
-	strcpy(l->path, path);
-	if (group && group[0]) {
-		struct group *gr;
-
-		errno = 0;
-		gr = getgrnam(group);
-		if (!gr)
-			return errno ? -errno : -ENOENT;
-		if (chown(path, (uid_t)-1, gr->gr_gid) < 0)
-			return -errno;
-	}
-	if (chmod(path, mode) < 0)
-		return -errno;
-	return 0;
-}
-
 struct lookup *
 lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
 	   unsigned threads, uint32_t table)
@@ -473,18 +415,20 @@ lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
 	l->lfd = -1;
 	l->efd = -1;
 	pthread_mutex_init(&l->starve_lock, NULL);
-	l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (l->spare < 0) {
-		err = -errno;
+	l->spare.fd = -1;
+	if ((err = listen_spare_open(&l->spare)) < 0)
 		goto fail;
-	}
 	l->efd = eventfd(0, EFD_CLOEXEC);
 	if (l->efd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if ((err = lookup_listen(l, path, mode, group)) < 0)
+	l->lfd = listen_unix(path, SOCK_SEQPACKET, mode, group, 0);
+	if (l->lfd < 0) {
+		err = l->lfd;
 		goto fail;
+	}
+	strcpy(l->path, path);
 	l->t = calloc(threads, sizeof(*l->t));
 	if (!l->t) {
 		err = -ENOMEM;
@@ -528,15 +472,10 @@ lookup_free(struct lookup *l)
 				close(l->t[i].pfd[2 + k].fd);
 		}
 	free(l->t);
-	if (l->lfd >= 0) {
-		close(l->lfd);
-		if (l->path[0])
-			unlink(l->path);
-	}
+	listen_unix_close(l->lfd, l->path);
 	if (l->efd >= 0)
 		close(l->efd);
-	if (l->spare >= 0)
-		close(l->spare);
+	listen_spare_close(&l->spare);
 	pthread_mutex_destroy(&l->starve_lock);
 	free(l);
 }

@@ -106,7 +106,7 @@ tests_unit_lookup_test_LDADD = daemon/libingest.la cache/libflow.la fib/libfib.l
 if TSAN_TESTS
 check_PROGRAMS += tests/unit/lookup_tsan_test
 TESTS += tests/unit/lookup_tsan_test
-tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c cache/flow.c \
+tests_unit_lookup_tsan_test_SOURCES = tests/unit/lookup_test.c daemon/lookup.c daemon/listen.c cache/flow.c \
 	$(fib_libfib_la_SOURCES)
 tests_unit_lookup_tsan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fsanitize=thread -O1 -g
 tests_unit_lookup_tsan_test_LDFLAGS = -fsanitize=thread
@@ -153,3 +153,26 @@ check-valgrind: $(VALGRIND_TESTS)
 		$(SHELL) $(srcdir)/tests/valgrind.sh $(VALGRIND_JOBS) $(VALGRIND_TESTS)
 
 .PHONY: check-valgrind
+
+# The UNIX listener set-up and the spare descriptor, on real sockets.
+check_PROGRAMS += tests/unit/listen_test
+TESTS += tests/unit/listen_test
+tests_unit_listen_test_SOURCES = tests/unit/listen_test.c
+tests_unit_listen_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_listen_test_LDADD = daemon/libingest.la $(CHECK_LIBS)
+
+# The compaction decision against a table and a model.
+check_PROGRAMS += tests/unit/compact_test
+TESTS += tests/unit/compact_test
+tests_unit_compact_test_SOURCES = tests/unit/compact_test.c daemon/compact.c
+tests_unit_compact_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_compact_test_LDADD = $(CHECK_LIBS)
+
+# One source of defaults: conf's, mapped by daemon/settings, equal the
+# modules' own.
+check_PROGRAMS += tests/unit/defaults_test
+TESTS += tests/unit/defaults_test
+tests_unit_defaults_test_SOURCES = tests/unit/defaults_test.c
+tests_unit_defaults_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_defaults_test_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la \
+	fib/libfib.la $(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(CHECK_LIBS) $(URCU_LIBS) -lpthread

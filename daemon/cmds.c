@@ -1,0 +1,616 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: cmds.c, the control commands and every show
+ *
+ * The control socket's commands (daemon/ctl parses the line) as a table
+ * {command, needs_ready, handler}; the `show` outputs as "key value"
+ * lines that fibctl turns into tables or JSON; one next-hop formatter
+ * (fibd_nh_format) for `show routes`, `lookup` and the test-only files
+ * (--dump, --lookup), which print the same lines as the socket.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <event2/buffer.h>
+#include <linux/rtnetlink.h>
+
+#include "cache/flow.h"
+#include "daemon/fibd.h"
+#include "daemon/lookup.h"
+
+/* How a next hop is printed: in `show routes` and --dump (" nh ... w W"),
+ * as one path of a multipath lookup answer (" nexthop ... weight W"), or
+ * as a lookup answer's only path (no word, no weight). */
+enum fibd_nh_style {
+	FIBD_NH_ROUTE,
+	FIBD_NH_PATH,
+	FIBD_NH_SINGLE,
+};
+
+/*
+ * One next hop, as the style says, into buf (len bytes, as snprintf:
+ * returns the length it wanted). The only next-hop formatter of the
+ * daemon: the control socket and the test-only files print the same.
+ * Context: main loop (ingest_ifname).
+ */
+static size_t
+fibd_nh_format(const struct fibd *d, char *buf, size_t len, const struct fib_nh *nh,
+	       enum fibd_nh_style style)
+{
+	static const char *const word[] = {" nh", " nexthop", ""};
+	static const char *const weight[] = {" w", " weight", NULL};
+	const char *name = ingest_ifname(d->ing, nh->ifindex);
+	char gw[INET6_ADDRSTRLEN];
+	size_t n;
+
+	n = (size_t)snprintf(buf, len, "%s", word[style]);
+	if (nh->gw_family) {
+		inet_ntop(nh->gw_family, nh->gw.b, gw, sizeof(gw));
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " via %s", gw);
+	}
+	if (nh->ifindex && name)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " dev %s", name);
+	else if (nh->ifindex)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " dev if%u", nh->ifindex);
+	if (weight[style])
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s %u", weight[style],
+				      nh->weight);
+	return n;
+}
+
+/* fibd_nh_format into an evbuffer. */
+static void
+fibd_nh_add(const struct fibd *d, struct evbuffer *out, const struct fib_nh *nh,
+	    enum fibd_nh_style style)
+{
+	char buf[128];
+	size_t n = fibd_nh_format(d, buf, sizeof(buf), nh, style);
+
+	evbuffer_add(out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+}
+
+struct fibd_walk {
+	struct fibd *d;
+	struct evbuffer *out;
+	int filter;
+	uint8_t plen;
+	union fib_addr prefix;
+	uint64_t n;
+};
+
+static int
+fibd_prefix_covers(const union fib_addr *p, unsigned plen, const union fib_addr *a)
+{
+	unsigned bytes = plen / 8, bits = plen % 8;
+
+	if (memcmp(p->b, a->b, bytes))
+		return 0;
+	if (bits && ((p->b[bytes] ^ a->b[bytes]) & (0xff00 >> bits) & 0xff))
+		return 0;
+	return 1;
+}
+
+/* One route as `show routes` and --dump print it, built in one buffer:
+ * the control socket formats a full table with it on the main loop. */
+static int
+fibd_route_line(const struct fib_match *m, void *arg)
+{
+	struct fibd_walk *w = arg;
+	char line[2048], buf[INET6_ADDRSTRLEN];
+	size_t n;
+
+	if (w->filter &&
+	    (m->plen < w->plen || !fibd_prefix_covers(&w->prefix, w->plen, &m->prefix)))
+		return 0;
+	inet_ntop(m->family, m->prefix.b, buf, sizeof(buf));
+	n = (size_t)snprintf(line, sizeof(line), "%s %s/%u", fib_type_name(m->type), buf, m->plen);
+	if (m->table != RT_TABLE_MAIN)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " table %u", m->table);
+	if (m->tos)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " tos %u", m->tos);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, " metric %u", m->info->priority);
+	if (m->info->nh_id)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " nhid %u", m->info->nh_id);
+	for (unsigned i = 0; i < m->info->nh_count && n < sizeof(line) - 128; i++)
+		n += fibd_nh_format(w->d, line + n, sizeof(line) - n, &m->info->nh[i],
+				    FIBD_NH_ROUTE);
+	if (n > sizeof(line) - 1)
+		n = sizeof(line) - 1;
+	line[n++] = '\n';
+	evbuffer_add(w->out, line, n);
+	w->n++;
+	return 0;
+}
+
+/* One answer as `fibctl lookup` prints it (doc/architecture.md). */
+static void
+fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
+		 const struct ctl_addr *src, uint8_t tos, uint32_t iif)
+{
+	struct fib_result res;
+	struct fib_match m;
+	struct flow_key k;
+	char abuf[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN];
+	uint32_t table = fibd_lookup_table(d), dst4, src4 = 0;
+
+	inet_ntop(a->family, a->a.b, abuf, sizeof(abuf));
+	if (d->cache) {
+		if (a->family == AF_INET) {
+			memcpy(&dst4, a->a.b, 4);
+			if (src && src->family == AF_INET)
+				memcpy(&src4, src->a.b, 4);
+			flow_key_set4(&k, table, ntohl(dst4), ntohl(src4), tos, iif);
+		} else {
+			flow_key_set6(&k, table, a->a.b,
+				      src && src->family == AF_INET6 ? src->a.b : NULL, tos, iif);
+		}
+	}
+	fib_read_lock();
+	if (d->cache)
+		flow_lookup_rcu(d->cache, d->fib, &k, &res);
+	else
+		res = fib_lookup_rcu(d->fib, a->family, a->a.b, table, tos);
+	if (fib_result_get(&res, &m) != 0) {
+		fib_read_unlock();
+		evbuffer_add_printf(out, "%s -\n", abuf);
+		return;
+	}
+	inet_ntop(m.family, m.prefix.b, buf, sizeof(buf));
+	evbuffer_add_printf(out, "%s %s/%u %s", abuf, buf, m.plen, fib_type_name(m.type));
+	if (m.info->nh_count == 1)
+		fibd_nh_add(d, out, &m.info->nh[0], FIBD_NH_SINGLE);
+	else
+		for (unsigned i = 0; i < m.info->nh_count; i++)
+			fibd_nh_add(d, out, &m.info->nh[i], FIBD_NH_PATH);
+	fib_read_unlock();
+	evbuffer_add(out, "\n", 1);
+}
+
+/* Write buf to path through path.tmp and a rename. */
+static int
+fibd_write_file(const char *path, struct evbuffer *buf)
+{
+	char tmp[4096];
+	FILE *f;
+	size_t len = evbuffer_get_length(buf);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		log_warn("%s", tmp);
+		return -1;
+	}
+	if (len && fwrite(evbuffer_pullup(buf, -1), 1, len, f) != len) {
+		fclose(f);
+		log_warn("%s", tmp);
+		return -1;
+	}
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		log_warn("%s", path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+fibd_write_dump(struct fibd *d, const char *path)
+{
+	struct fibd_walk w = {.d = d};
+	int rc;
+
+	w.out = evbuffer_new();
+	if (!w.out)
+		return -1;
+	fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+	fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+	rc = fibd_write_file(path, w.out);
+	evbuffer_free(w.out);
+	return rc;
+}
+
+int
+fibd_write_lookups(struct fibd *d, const char *in, const char *path)
+{
+	char line[256];
+	struct evbuffer *out;
+	struct ctl_addr a;
+	FILE *fi;
+	int rc;
+
+	fi = fopen(in, "r");
+	if (!fi) {
+		log_warn("%s", in);
+		return -1;
+	}
+	out = evbuffer_new();
+	if (!out) {
+		fclose(fi);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fi)) {
+		line[strcspn(line, " \t\r\n")] = 0;
+		if (!line[0])
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.family = strchr(line, ':') ? AF_INET6 : AF_INET;
+		if (inet_pton(a.family, line, a.a.b) != 1)
+			evbuffer_add_printf(out, "%s error\n", line);
+		else
+			fibd_lookup_line(d, out, &a, NULL, 0, 0);
+	}
+	fclose(fi);
+	rc = fibd_write_file(path, out);
+	evbuffer_free(out);
+	return rc;
+}
+
+void
+fibd_log_stats(struct fibd *d)
+{
+	struct ingest_stats st;
+	char errs[512];
+	size_t n = 0;
+
+	ingest_stats(d->ing, &st);
+	errs[0] = 0;
+	for (unsigned i = 0; i < NL_ERR_COUNT; i++)
+		if (st.parse_errors[i] && n < sizeof(errs))
+			n +=
+			    (size_t)snprintf(errs + n, sizeof(errs) - n, " %s=%llu", nl_err_name(i),
+					     (unsigned long long)st.parse_errors[i]);
+	log_info("stats: msgs=%llu loaded=%llu added=%llu deleted=%llu exists=%llu missing=%llu "
+		 "fib_errors=%llu skipped=%llu unknown_attrs=%llu drops=%llu resyncs=%llu "
+		 "dump_intr=%llu slices=%llu nh_objects=%llu parse_errors:%s",
+		 (unsigned long long)st.msgs, (unsigned long long)st.routes_loaded,
+		 (unsigned long long)st.routes_added, (unsigned long long)st.routes_deleted,
+		 (unsigned long long)st.add_exists, (unsigned long long)st.del_missing,
+		 (unsigned long long)st.fib_errors, (unsigned long long)st.skipped,
+		 (unsigned long long)st.unknown_attrs, (unsigned long long)st.drops,
+		 (unsigned long long)st.resyncs, (unsigned long long)st.dump_intr,
+		 (unsigned long long)st.slices, (unsigned long long)st.nh_objects,
+		 errs[0] ? errs : " none");
+	if (d->cache) {
+		struct flow_stats fs;
+
+		flow_cache_stats(d->cache, &fs);
+		log_info("cache: entries=%llu lookups=%llu hits=%llu misses=%llu inserts=%llu "
+			 "evict_chain=%llu evict_size=%llu expired_idle=%llu expired_stale=%llu "
+			 "gc_runs=%llu gc_ms_max=%.3f bytes=%llu",
+			 (unsigned long long)fs.entries, (unsigned long long)fs.lookups,
+			 (unsigned long long)fs.hits, (unsigned long long)fs.misses,
+			 (unsigned long long)fs.inserts, (unsigned long long)fs.evict_chain,
+			 (unsigned long long)fs.evict_size, (unsigned long long)fs.expired_idle,
+			 (unsigned long long)fs.expired_stale, (unsigned long long)fs.gc_runs,
+			 (double)fs.gc_ns_max * 1e-6, (unsigned long long)fs.bytes);
+	}
+}
+
+static void
+fibd_show_summary(struct fibd *d, struct evbuffer *out)
+{
+	struct ingest_stats st;
+	struct ctl_stats cs;
+
+	ingest_stats(d->ing, &st);
+	ctl_stats(d->ctl, &cs);
+	evbuffer_add_printf(out, "ready %s\n", d->ready ? "true" : "false");
+	evbuffer_add_printf(out, "ingest_seconds %.3f\n", d->ready ? st.ingest_seconds : 0.0);
+	evbuffer_add_printf(out, "routes_v4 %zu\n", fib_count(d->fib, AF_INET));
+	evbuffer_add_printf(out, "routes_v6 %zu\n", fib_count(d->fib, AF_INET6));
+	evbuffer_add_printf(out, "generation %llu\n", (unsigned long long)fib_generation(d->fib));
+	evbuffer_add_printf(out, "uptime_seconds %.0f\n", fibd_now() - d->t_start);
+	evbuffer_add_printf(out, "config %s\n", d->opts.conf_path);
+	evbuffer_add_printf(out, "reloads %llu\n", (unsigned long long)d->reloads);
+	evbuffer_add_printf(out, "reload_failures %llu\n", (unsigned long long)d->reload_failures);
+	evbuffer_add_printf(out, "netlink_messages %llu\n", (unsigned long long)st.msgs);
+	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
+	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
+	evbuffer_add_printf(out, "compacting %s\n", d->comp.cw.running ? "true" : "false");
+	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
+	evbuffer_add_printf(out, "control_refused %llu\n", (unsigned long long)cs.refused);
+	evbuffer_add_printf(out, "control_refused_fds %llu\n", (unsigned long long)cs.refused_fds);
+	evbuffer_add_printf(out, "control_idle_closed %llu\n", (unsigned long long)cs.idle_closed);
+	if (d->lookup) {
+		struct lookup_stats ls;
+
+		lookup_stats(d->lookup, &ls);
+		evbuffer_add_printf(out, "lookup_requests %llu\n", (unsigned long long)ls.requests);
+		evbuffer_add_printf(out, "lookup_addresses %llu\n",
+				    (unsigned long long)ls.addresses);
+		evbuffer_add_printf(out, "lookup_refused_fds %llu\n",
+				    (unsigned long long)ls.refused_fds);
+		evbuffer_add_printf(out, "lookup_idle_closed %llu\n",
+				    (unsigned long long)ls.idle_closed);
+	}
+	if (d->cache) {
+		struct flow_stats fs;
+
+		flow_cache_stats(d->cache, &fs);
+		evbuffer_add_printf(out, "cache enabled\n");
+		evbuffer_add_printf(out, "cache_entries %llu\n", (unsigned long long)fs.entries);
+	} else {
+		evbuffer_add_printf(out, "cache disabled\n");
+	}
+}
+
+/* flow_cache_stats as "key value" lines (fibctl makes a table or JSON). */
+static void
+fibd_show_cache(struct fibd *d, struct evbuffer *out)
+{
+	struct flow_stats st;
+	const struct conf_cache *c = &d->conf->cache;
+
+	if (!d->cache) {
+		evbuffer_add_printf(out, "enabled false\n");
+		return;
+	}
+	flow_cache_stats(d->cache, &st);
+#define P(name, v) evbuffer_add_printf(out, "%s %llu\n", name, (unsigned long long)(v))
+	evbuffer_add_printf(out, "enabled true\n");
+	P("buckets", c->buckets);
+	P("max_entries", c->max_entries);
+	P("entries", st.entries);
+	P("lookups", st.lookups);
+	P("hits", st.hits);
+	P("misses", st.misses);
+	P("stale_hits", st.stale_hits);
+	P("inserts", st.inserts);
+	P("admit_deferred", st.admit_deferred);
+	P("insert_full", st.insert_full);
+	P("insert_odd", st.insert_odd);
+	P("evict_chain", st.evict_chain);
+	P("evict_size", st.evict_size);
+	P("expired_idle", st.expired_idle);
+	P("expired_stale", st.expired_stale);
+	P("flushed", st.flushed);
+	P("gc_runs", st.gc_runs);
+	P("gc_pressure_runs", st.gc_pressure_runs);
+	P("buckets_scanned", st.buckets_scanned);
+	evbuffer_add_printf(out, "gc_ms_last %.3f\n", (double)st.gc_ns_last * 1e-6);
+	evbuffer_add_printf(out, "gc_ms_max %.3f\n", (double)st.gc_ns_max * 1e-6);
+	P("yields", st.yields);
+	P("bypass", st.bypass);
+	P("bypassed", st.bypassed);
+	P("chain_max", flow_cache_chain_max(d->cache));
+	P("rebuilds", d->cache_rebuilds);
+	P("bytes", st.bytes);
+#undef P
+}
+
+/*
+ * fib_stats, or while the compaction thread is the writer the last
+ * figures taken (before its pass, or after the previous one). Context:
+ * main loop.
+ */
+void
+fibd_fib_stats(struct fibd *d, struct fib_stats *st)
+{
+	if (!d->comp.cw.running) {
+		fib_stats(d->fib, &d->comp.stats);
+		d->comp.stats_valid = 1;
+	}
+	*st = d->comp.stats;
+}
+
+static void
+fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
+{
+	struct fib_stats st;
+
+	fibd_fib_stats(d, &st);
+	for (int f = 0; f < 2; f++) {
+		const struct fib_trie_stats *t = f ? &st.v6 : &st.v4;
+		const char *k = f ? "v6" : "v4";
+
+		if (family && family != (f ? AF_INET6 : AF_INET))
+			continue;
+		evbuffer_add_printf(out, "%s.routes %zu\n", k,
+				    fib_count(d->fib, f ? AF_INET6 : AF_INET));
+		evbuffer_add_printf(out, "%s.depth_avg %.2f\n", k,
+				    t->leaves ? (double)t->depth_total / (double)t->leaves : 0.0);
+		evbuffer_add_printf(out, "%s.depth_max %u\n", k, t->depth_max);
+		evbuffer_add_printf(out, "%s.leaves %llu\n", k, (unsigned long long)t->leaves);
+		evbuffer_add_printf(out, "%s.prefixes %llu\n", k, (unsigned long long)t->prefixes);
+		evbuffer_add_printf(out, "%s.nodes %llu\n", k, (unsigned long long)t->nodes);
+		for (unsigned b = 1; b <= FIB_STATS_MAX_BITS; b++)
+			if (t->nodes_by_bits[b])
+				evbuffer_add_printf(out, "%s.nodes_bits_%u %llu\n", k, b,
+						    (unsigned long long)t->nodes_by_bits[b]);
+		evbuffer_add_printf(out, "%s.pointers %llu\n", k, (unsigned long long)t->pointers);
+		evbuffer_add_printf(out, "%s.null_pointers %llu\n", k,
+				    (unsigned long long)t->null_pointers);
+		evbuffer_add_printf(out, "%s.bytes %llu\n", k, (unsigned long long)t->bytes);
+		evbuffer_add_printf(out, "%s.resizes %llu\n", k, (unsigned long long)t->resizes);
+		evbuffer_add_printf(out, "%s.inflates %llu\n", k, (unsigned long long)t->inflates);
+		evbuffer_add_printf(out, "%s.halves %llu\n", k, (unsigned long long)t->halves);
+	}
+	if (!family) {
+		evbuffer_add_printf(out, "fib.bytes %llu\n", (unsigned long long)st.bytes);
+		evbuffer_add_printf(out, "fib.infos %llu\n", (unsigned long long)st.infos);
+		evbuffer_add_printf(out, "reclaim.batches %llu\n",
+				    (unsigned long long)st.reclaim.batches);
+		evbuffer_add_printf(out, "reclaim.bytes_pending %llu\n",
+				    (unsigned long long)st.reclaim.bytes_pending);
+		evbuffer_add_printf(out, "reclaim.grace_periods %llu\n",
+				    (unsigned long long)st.reclaim.grace_periods);
+		evbuffer_add_printf(out, "reclaim.gp_ms_max %.3f\n",
+				    (double)st.reclaim.gp_ns_max * 1e-6);
+	}
+}
+
+static void
+fibd_cmd_summary(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	fibd_show_summary(d, out);
+}
+
+static void
+fibd_cmd_trie(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	fibd_show_trie(d, out, cmd->family);
+}
+
+static void
+fibd_cmd_cache(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	fibd_show_cache(d, out);
+}
+
+static void
+fibd_cmd_routes(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	struct fibd_walk w = {.d = d, .out = out};
+
+	w.filter = cmd->has_prefix;
+	w.plen = cmd->plen;
+	w.prefix = cmd->prefix;
+	/* a reader's walk: the compaction thread may be the writer */
+	fib_read_lock();
+	if (!cmd->family || cmd->family == AF_INET)
+		fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+	if (!cmd->family || cmd->family == AF_INET6)
+		fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
+	fib_read_unlock();
+	snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
+}
+
+static void
+fibd_cmd_config(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	char *s;
+
+	if (conf_format(d->conf, &s) < 0) {
+		r->code = 500;
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return;
+	}
+	evbuffer_add(out, s, strlen(s));
+	free(s);
+}
+
+static void
+fibd_cmd_lookup(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	unsigned iif = 0;
+
+	if (cmd->iif[0]) {
+		iif = if_nametoindex(cmd->iif);
+		if (!iif)
+			iif = ingest_ifindex(d->ing, cmd->iif);
+		if (!iif) {
+			r->code = 400;
+			snprintf(r->msg, sizeof(r->msg), "no such interface: %s", cmd->iif);
+			return;
+		}
+	}
+	for (unsigned i = 0; cmd->has_src && i < cmd->naddr; i++)
+		if (cmd->addr[i].family != cmd->src.family) {
+			r->code = 400;
+			snprintf(r->msg, sizeof(r->msg),
+				 "from: source and destination families differ");
+			return;
+		}
+	for (unsigned i = 0; i < cmd->naddr; i++)
+		fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL, cmd->tos,
+				 iif);
+}
+
+static void
+fibd_cmd_flush(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	if (!d->cache) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "not available: the flow cache is disabled");
+		return;
+	}
+	flow_cache_flush(d->cache);
+	snprintf(r->msg, sizeof(r->msg), "flushed");
+}
+
+static void
+fibd_cmd_reload(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		struct ctl_reply *r)
+{
+	if (fibd_reload(d, out) < 0) {
+		r->code = 500;
+		snprintf(r->msg, sizeof(r->msg), "reload failed, old configuration kept");
+	} else {
+		snprintf(r->msg, sizeof(r->msg), "reloaded");
+	}
+}
+
+static void
+fibd_cmd_metrics(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	fibd_metrics(d, out);
+}
+
+static void
+fibd_cmd_compact(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+		 struct ctl_reply *r)
+{
+	if (d->comp.cw.running) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "compaction running, try again");
+		return;
+	}
+	if (!ingest_idle(d->ing)) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "busy: a dump or resync is running");
+		return;
+	}
+	if (fibd_settle(d, 1, r->msg, sizeof(r->msg)) < 0)
+		r->code = 500;
+}
+
+static void
+fibd_cmd_help(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
+				 "show routes [PREFIX]\nshow config\n"
+				 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
+				 "flush cache\ncompact\nreload\nmetrics\nhelp\n");
+}
+
+typedef void (*fibd_cmd_fn)(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
+			    struct ctl_reply *r);
+
+/* The commands daemon/ctl parses, and whether they wait for ready (the
+ * FIB is the loader thread's until then). */
+static const struct {
+	int needs_ready;
+	fibd_cmd_fn handler;
+} fibd_cmds[] = {
+    [CTL_SHOW_SUMMARY] = {0, fibd_cmd_summary}, [CTL_SHOW_TRIE] = {1, fibd_cmd_trie},
+    [CTL_SHOW_CACHE] = {0, fibd_cmd_cache},	[CTL_SHOW_ROUTES] = {1, fibd_cmd_routes},
+    [CTL_SHOW_CONFIG] = {0, fibd_cmd_config},	[CTL_LOOKUP] = {1, fibd_cmd_lookup},
+    [CTL_FLUSH_CACHE] = {0, fibd_cmd_flush},	[CTL_RELOAD] = {0, fibd_cmd_reload},
+    [CTL_METRICS] = {0, fibd_cmd_metrics},	[CTL_HELP] = {0, fibd_cmd_help},
+    [CTL_COMPACT] = {1, fibd_cmd_compact},
+};
+
+void
+fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r, void *arg)
+{
+	struct fibd *d = arg;
+
+	if ((unsigned)cmd->op >= sizeof(fibd_cmds) / sizeof(fibd_cmds[0]) ||
+	    !fibd_cmds[cmd->op].handler)
+		return;
+	if (fibd_cmds[cmd->op].needs_ready && !d->ready) {
+		r->code = 503;
+		snprintf(r->msg, sizeof(r->msg), "not ready: the first dump is still loading");
+		return;
+	}
+	fibd_cmds[cmd->op].handler(d, cmd, out, r);
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: settle.c, the compaction timer and its thread
+ *
+ * Route-by-route churn leaves the FIB larger than a bulk build of the
+ * same routes: trie nodes resized within a per-update budget, pool
+ * chunks with holes. Once the table has been quiet for fib.compact_quiet
+ * after churn (1 s ticks with fewer than 100 route changes each, since a
+ * live BGP feed is never fully quiet, and no dump or resync running;
+ * compact_quiet_step, daemon/compact.h),
+ * fibd_settle compares the bytes the FIB holds with those of the last
+ * bulk build scaled to today's routes (compact_decide,
+ * daemon/compact.h); past fib.compact_margin percent (and
+ * COMPACT_MIN_BYTES) it rebuilds both families with fib_compact. A
+ * rebuild takes about as long as fib_load of the same routes (0.8-1.4 s
+ * for the 1.2M routes of a tier-1 table on a loaded machine), so it runs
+ * on the compaction thread (fibd_compact_start), the FIB's writer
+ * meanwhile, as the first dump's fib_load runs on ingest's loader
+ * thread: the ingest is paused (kernel changes wait in the netlink
+ * socket and are applied after, in order), the control socket and the
+ * metrics keep answering, lookups go on (RCU). The pass's time is logged
+ * and counted (fibd_compaction_seconds_*), and so is the loop's longest
+ * stall meanwhile (fibd_compaction_loop_stall_seconds_*: what the main
+ * thread still does itself, the decision's fib_reclaim_barrier and
+ * fib_stats, the flush of stale cache entries, malloc_trim). It stays
+ * rare: only after churn that grew the FIB by the margin, at most once
+ * per quiet period, in two passes a second apart (see fibd_settle).
+ * Every settle then gives malloc's free pages back (malloc_trim): flow
+ * cache entries and netlink buffers churn through malloc, whose arenas
+ * keep their peak. The thread is lent the FIB through daemon/handoff.c,
+ * as ingest's loader.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <event2/event.h>
+
+#include "cache/flow.h"
+#include "daemon/compact.h"
+#include "daemon/fibd.h"
+
+#define FIBD_BUILT_MIN_ROUTES 1000 /* smaller tables are all fixed costs */
+
+/* Remember what a bulk build holds per route: bytes of routes routes,
+ * measured once its old trie was freed. A small table is mostly fixed
+ * costs: its bytes per route would make a later full table look
+ * compact, so the reference of the larger table stays until one of
+ * comparable size replaces it. Context: main loop. */
+static void
+fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
+{
+	d->comp.q.built_pending = 0;
+	if (routes < FIBD_BUILT_MIN_ROUTES || routes < d->comp.built_routes / 2)
+		return;
+	d->comp.built_bytes = bytes;
+	d->comp.built_routes = routes;
+	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)bytes / 1e6, routes);
+}
+
+/* The first load's reference. Context: main loop, the FIB's writer. */
+static void
+fibd_built_measure(struct fibd *d)
+{
+	struct fib_stats st;
+
+	fib_reclaim_barrier(d->fib);
+	fibd_fib_stats(d, &st);
+	fibd_built_set(d, st.bytes, fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6));
+}
+
+void
+fibd_trim(struct fibd *d)
+{
+	double t0 = fibd_now();
+
+	malloc_trim(0);
+	d->comp.trims++;
+	d->comp.trim_last = fibd_now() - t0;
+}
+
+/*
+ * One job of the compaction thread. Pending frees first: the bytes are
+ * then the FIB's own, and the rebuild allocates with no free in between
+ * (fib/pool.c then puts it in fresh and sparse chunks). Pass 1 (unless
+ * forced) compares the bytes held with the last bulk build's scaled to
+ * today's routes and stops there below fib.compact_margin percent (and
+ * COMPACT_MIN_BYTES). Then the rebuild of both families, the old
+ * tries handed to call_rcu at once. After pass 2 every flow cache entry
+ * is stale (the generation moved): they are dropped now rather than one
+ * by one as lookups and the expiry worker meet them, and the thread
+ * waits for the old tries' and the entries' grace period (rcu_barrier),
+ * so that the trim that follows gives their malloc pages back, the
+ * entries cached afterwards are packed in few pages, and the figures
+ * taken last are those of a bulk build. Context: writer (the compaction
+ * thread, or the main loop when no thread could be created),
+ * registered, outside read sections.
+ */
+static void
+fibd_compactor_run(struct fibd_compactor *c)
+{
+	double t0;
+
+	if (c->delay_ms)
+		nanosleep(
+		    &(struct timespec){c->delay_ms / 1000, (long)(c->delay_ms % 1000) * 1000000},
+		    NULL);
+	t0 = fibd_now();
+	fib_reclaim_barrier(c->fib);
+	c->needed = 1;
+	c->err = 0;
+	c->routes = fib_count(c->fib, AF_INET) + fib_count(c->fib, AF_INET6);
+	if (c->pass == 1) {
+		struct compact_input in;
+		struct compact_decision dec;
+
+		fib_stats(c->fib, &c->stats);
+		c->before = c->stats.bytes;
+		in = (struct compact_input){.bytes = c->before,
+					    .routes = c->routes,
+					    .built_bytes = c->built_bytes,
+					    .built_routes = c->built_routes,
+					    .margin = c->margin,
+					    .force = c->force};
+		compact_decide(&in, &dec);
+		c->expected = dec.expected;
+		c->needed = dec.compact;
+		c->why = compact_why_name(dec.why);
+	}
+	if (c->needed) {
+		c->err = fib_compact(c->fib, AF_UNSPEC);
+		fib_reclaim_flush(c->fib);
+		if (c->pass == 2 && c->err == 0) {
+			if (c->cache)
+				flow_cache_flush(c->cache);
+			fib_reclaim_barrier(c->fib); /* rcu_barrier: the cache's batches too */
+		}
+		fib_stats(c->fib, &c->stats);
+	}
+	c->seconds = fibd_now() - t0;
+}
+
+/* The handoff's job. Context: writer (the compaction thread). */
+static void
+fibd_compactor_work(void *arg)
+{
+	struct fibd *d = arg;
+
+	fibd_compactor_run(&d->comp.cw);
+}
+
+/*
+ * Lend the FIB to the compaction thread for one pass: pause the ingest
+ * (already paused between the two passes of a forced compaction), start
+ * the 1 ms probe of the loop's stalls from t0, start the thread;
+ * fibd_compact_done takes the FIB back. Returns 0 or -EBUSY (the ingest
+ * is not idle). Context: main loop, the FIB's writer, no compaction
+ * running.
+ */
+static int
+fibd_compact_start(struct fibd *d, int pass, int force, double t0)
+{
+	struct fibd_compactor *c = &d->comp.cw;
+	int err;
+
+	if (!ingest_paused(d->ing) && ingest_pause(d->ing) < 0)
+		return -EBUSY;
+	if (!d->comp.stats_valid) {
+		struct fib_stats st;
+
+		fibd_fib_stats(d, &st); /* figures for the thread's time */
+	}
+	fibd_probe_watch(d, t0);
+	c->pass = pass;
+	c->force = force;
+	c->cache = d->cache;
+	c->margin = d->conf->fib.compact_margin;
+	c->built_bytes = d->comp.built_bytes;
+	c->built_routes = d->comp.built_routes;
+	c->running = 1;
+	err = handoff_run(c->ho);
+	if (err < 0) {
+		log_warnx("compaction thread: %s: compacting on the main thread", strerror(-err));
+		handoff_run_here(c->ho);
+	}
+	return 0;
+}
+
+/* The compaction is over (done, failed, not needed, or its second pass
+ * left for the next quiet tick): apply what a reload left for later,
+ * trim, stop watching the loop, apply kernel changes again. Context:
+ * main loop, the FIB's writer. */
+static void
+fibd_compact_end(struct fibd *d)
+{
+	if (d->comp.cache_pending) {
+		d->comp.cache_pending = 0;
+		fibd_cache_apply(d, d->conf);
+	}
+	fibd_trim(d);
+	fibd_probe_unwatch(d);
+	ingest_resume(d->ing);
+}
+
+/*
+ * The compaction thread is done (eventfd; fd -1: it ran on the main
+ * thread): join it, count, apply fib parameters a reload left pending,
+ * then start the second pass (forced) or finish. Context: main loop.
+ */
+static void
+fibd_compact_done(void *arg)
+{
+	struct fibd *d = arg;
+	struct fibd_compactor *c = &d->comp.cw;
+
+	c->running = 0;
+	d->comp.stats = c->stats; /* the writer's figures: the FIB as the thread left it */
+	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
+	if (d->params_pending)
+		fibd_fib_params_apply(d, d->conf, "now that the compaction thread is done");
+	if (!c->needed) {
+		fibd_compact_end(d);
+		log_debug("fib: %.1f MB held for %zu routes, %.1f MB expected: no compaction, %s "
+			  "(%.0f ms on the compaction thread)",
+			  c->before / 1e6, c->routes, c->expected / 1e6, c->why, c->seconds * 1e3);
+		return;
+	}
+	if (c->err < 0) {
+		d->comp.failures++;
+		d->comp.q.pass = 0;
+		fibd_compact_end(d);
+		log_warnx("fib compaction: %s (pass %d)", strerror(-c->err), c->pass);
+		return;
+	}
+	d->comp.compactions++;
+	d->comp.last = c->seconds;
+	if (c->seconds > d->comp.max)
+		d->comp.max = c->seconds;
+	if (c->pass == 1) {
+		log_info("fib compacted: %zu routes, %.1f MB held, %.1f MB expected from the last "
+			 "bulk build; %.0f ms on the compaction thread%s",
+			 c->routes, c->before / 1e6, c->expected / 1e6, c->seconds * 1e3,
+			 c->force ? ", second pass now" : "");
+		if (c->force && fibd_compact_start(d, 2, 1, d->health.probe_last) == 0)
+			return;
+		d->comp.q.pass = 1;
+		fibd_compact_end(d);
+		log_info("fib compaction: event loop stalled at most %.1f ms; second pass due",
+			 d->health.stall_last * 1e3);
+		return;
+	}
+	d->comp.q.pass = 0;
+	/* the thread measured the bulk build after freeing the old trie:
+	 * the reference, kept if nothing changes until the next quiet tick */
+	d->comp.q.built_pending = 1;
+	fibd_compact_end(d);
+	log_info("fib compacted, second pass: %.0f ms on the compaction thread (old trie and "
+		 "stale cache entries freed), %.1f MB held; event loop stalled at most %.1f ms",
+		 c->seconds * 1e3, c->stats.bytes / 1e6, d->health.stall_last * 1e3);
+}
+
+/*
+ * Compact the FIB if it holds more than the margin over a fresh build
+ * (or always, with force), then trim malloc. Two passes: the first
+ * rebuild partly fills holes in chunks of the old trie, which keep those
+ * chunks once the old trie is gone; the second, after the first's old
+ * trie is freed, moves everything into dense chunks (fib/pool.c). The
+ * second pass runs at the next quiet tick (force: as soon as the first
+ * is done), so the loop answers in between. The decision and both
+ * passes run on the compaction thread (fibd_compactor_run): this starts
+ * the first. Returns 0 (started) or -errno. msg (may be NULL) gets one
+ * line for the operator. Context: main loop, the FIB's writer, ingest
+ * idle, no compaction running.
+ */
+int
+fibd_settle(struct fibd *d, int force, char *msg, size_t len)
+{
+	size_t routes = fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6);
+	int err;
+
+	d->comp.settles++;
+	err = fibd_compact_start(d, 1, force, fibd_now());
+	if (err < 0) {
+		fibd_trim(d);
+		if (msg)
+			snprintf(msg, len, "failed: %s", strerror(-err));
+		return err;
+	}
+	if (msg)
+		snprintf(msg, len,
+			 "compaction started: %zu routes, two passes on the compaction "
+			 "thread (show summary: compacting; the log has the result)",
+			 routes);
+	return 0;
+}
+
+static void
+fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct fibd *d = arg;
+	uint64_t gen = fib_generation(d->fib), quiet_us = d->conf->fib.compact_quiet_us;
+	double now = fibd_now();
+
+	if (d->comp.cw.running)
+		return; /* fibd_compact_done takes it from there */
+	switch (compact_quiet_step(&d->comp.q, gen, !ingest_idle(d->ing) || d->writing, now,
+				   quiet_us)) {
+	case COMPACT_WAIT:
+		break;
+	case COMPACT_PASS2:
+		if (fibd_compact_start(d, 2, 0, now) < 0)
+			d->comp.q.pass = 0;
+		break;
+	case COMPACT_REFERENCE:
+		fibd_built_set(d, d->comp.cw.stats.bytes, d->comp.cw.routes);
+		fibd_trim(d);
+		break;
+	case COMPACT_SETTLE:
+		fibd_settle(d, 0, NULL, 0);
+		break;
+	}
+}
+
+/* The compaction thread's eventfd and the settle tick (armed at ready).
+ * Context: main loop, at start. */
+void
+fibd_compact_open(struct fibd *d)
+{
+	struct fibd_compactor *c = &d->comp.cw;
+
+	d->comp.settle = event_new(d->base, -1, EV_PERSIST, fibd_settle_tick, d);
+	if (!d->comp.settle)
+		fatalx("settle timer");
+	c->fib = d->fib;
+	c->delay_ms = d->opts.compact_delay_ms;
+	c->ho = handoff_new(d->base, fibd_compactor_work, fibd_compact_done, d);
+	if (!c->ho)
+		fatal("compaction hand-off");
+}
+
+/*
+ * The first dump went to fib_load: the reference for compactions. Its
+ * temporary buffers are freed: give them back. Then the settle tick
+ * starts. Context: main loop, the FIB's writer.
+ */
+void
+fibd_compact_ready(struct fibd *d)
+{
+	fibd_built_measure(d);
+	fibd_trim(d);
+	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
+	d->comp.q.busy_at = fibd_now();
+	if (event_add(d->comp.settle, &(struct timeval){1, 0}) < 0)
+		log_warnx("settle timer: compactions off");
+}
+
+/* fib_compact cannot be interrupted: wait for a running pass (about a
+ * second for a full table), then free as usual. Context: main loop,
+ * after it ran. */
+void
+fibd_compact_close(struct fibd *d)
+{
+	struct fibd_compactor *c = &d->comp.cw;
+	double t0 = fibd_now();
+
+	if (handoff_join(c->ho)) {
+		c->running = 0;
+		log_info("compaction thread joined in %.3f s", fibd_now() - t0);
+	}
+	handoff_free(c->ho);
+	event_free(d->comp.settle);
+}
