@@ -145,7 +145,7 @@ void flow_config_default(struct flow_config *c);
 struct flow_cache *flow_cache_new(const struct flow_config *c);
 /*
  * Stop the worker, free every entry, wait for pending batches
- * (rcu_barrier). Context: a registered thread outside any read section,
+ * (rcu_barrier). Context: any, registered, outside a read section,
  * with no reader using this cache any more.
  */
 void flow_cache_free(struct flow_cache *fc);
@@ -193,14 +193,14 @@ size_t flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib,
  * One periodic expiry pass at time now (the injected clock's time): scan
  * goal = (now - last pass) * buckets / gc_timeout buckets from the rover.
  * fib gives the current generation (NULL: stale entries are not judged).
- * Returns the number of entries removed. Context: a registered thread
- * outside read sections; serialised with the worker by an internal lock.
+ * Returns the number of entries removed. Context: any, registered,
+ * outside a read section; serialised with the worker by an internal lock.
  */
 long flow_cache_expire(struct flow_cache *fc, const struct fib *fib, uint64_t now);
 /*
  * The same pass over exactly n buckets from the rover, without touching
  * the pass clock (for benchmarks and an operator's "expire now").
- * Context: as flow_cache_expire.
+ * Context: any, registered, outside a read section (as flow_cache_expire).
  */
 long flow_cache_scan(struct flow_cache *fc, const struct fib *fib, uint64_t now, uint64_t n);
 /*
@@ -208,10 +208,10 @@ long flow_cache_scan(struct flow_cache *fc, const struct fib *fib, uint64_t now,
  * remove entries, halving the idle timeout until the count is at most
  * min(gc_elasticity * buckets, 3/4 max_entries). Not rate-limited here
  * (the worker applies gc_min_interval). Returns entries removed.
- * Context: as flow_cache_expire.
+ * Context: any, registered, outside a read section (as flow_cache_expire).
  */
 long flow_cache_gc(struct flow_cache *fc, const struct fib *fib, uint64_t now);
-/* Drop every entry. Context: a registered thread outside read sections. */
+/* Drop every entry. Context: any, registered, outside a read section. */
 void flow_cache_flush(struct flow_cache *fc);
 
 /*
@@ -247,7 +247,7 @@ int flow_cache_reconfigure(struct flow_cache *fc, const struct flow_config *c);
 void flow_cache_stats(struct flow_cache *fc, struct flow_stats *st);
 
 /* Longest chain now, and the bucket index of a key (for tests and
- * fibctl). Context: any registered thread. */
+ * fibctl). Context: any, registered. */
 unsigned flow_cache_chain_max(struct flow_cache *fc);
 uint32_t flow_cache_bucket(const struct flow_cache *fc, const struct flow_key *key);
 
@@ -263,8 +263,8 @@ struct flow_entry_info {
 /*
  * Call cb for every entry, bucket by bucket, newest first in a chain,
  * with the bucket's lock held (cb must not call into the cache); a
- * non-zero return stops the walk and is returned. Context: a registered
- * thread outside read sections.
+ * non-zero return stops the walk and is returned. Context: any,
+ * registered, outside a read section.
  */
 int flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_info *e, void *arg),
 		    void *arg);
@@ -275,7 +275,7 @@ int flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_inf
  * no entry of an odd generation,
  * the entry count equal to the entries linked, the open reclamation batch
  * equal to its byte count. Returns 0 or -EUCLEAN and a message in buf.
- * Context: as flow_cache_walk, with no concurrent insert or removal. For
+ * Context: any, registered, outside a read section (as flow_cache_walk), with no concurrent insert or removal. For
  * tests.
  */
 int flow_cache_check(struct flow_cache *fc, char *buf, size_t len);

@@ -96,7 +96,7 @@ int ctl_parse(const char *line, struct ctl_cmd *cmd, struct ctl_reply *r);
 
 /*
  * Execute a command: append data lines (each ending in '\n') to out and
- * set r (r->code is 200 and r->msg "ok" on entry). Context: main thread.
+ * set r (r->code is 200 and r->msg "ok" on entry). Context: main loop.
  */
 typedef void (*ctl_exec_cb)(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r,
 			    void *arg);
@@ -104,16 +104,16 @@ typedef void (*ctl_exec_cb)(const struct ctl_cmd *cmd, struct evbuffer *out, str
 /*
  * Listen on path (a stale socket is replaced, a live one is -EADDRINUSE),
  * chmod to mode, chown to group ("" keeps the daemon's group). NULL with
- * errno set on failure. Context: main thread.
+ * errno set on failure. Context: main loop.
  */
 struct ctl *ctl_new(struct event_base *base, const char *path, unsigned mode, const char *group,
 		    ctl_exec_cb exec, void *arg);
-/* Close every client and the socket, unlink it. Context: main thread. */
+/* Close every client and the socket, unlink it. Context: main loop. */
 void ctl_free(struct ctl *ctl);
 /*
  * Disconnect clients that complete no request line (or, with an answer
  * pending, read nothing of it) for ms milliseconds; 0 turns it off (the
- * default). Existing clients start a new period. Context: main thread.
+ * default). Existing clients start a new period. Context: main loop.
  */
 void ctl_set_idle_timeout(struct ctl *ctl, unsigned ms);
 
@@ -132,7 +132,7 @@ struct ctl_stats {
 	int starved;            /* out of descriptors now (until an accept works) */
 	int accept_errno;       /* of the last failed accept() */
 };
-/* Context: main thread. */
+/* Context: main loop. */
 void ctl_stats(const struct ctl *ctl, struct ctl_stats *st);
 
 #endif

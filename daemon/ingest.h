@@ -93,38 +93,38 @@ void ingest_conf_default(struct ingest_conf *c);
 
 /*
  * Open and configure both sockets (nothing read yet). Returns NULL with
- * errno set. Context: main thread; fib's writer from now on is this
+ * errno set. Context: main loop; fib's writer from now on is this
  * thread.
  */
 struct ingest *ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c);
-/* Context: main thread, outside the loop's callbacks of this ingest. */
+/* Context: main loop, outside the loop's callbacks of this ingest. */
 void ingest_free(struct ingest *ing);
 
 /* Subscribe, then start the first dump; ready_cb runs once it is in the
- * FIB. Returns 0 or -errno. Context: main thread. */
+ * FIB. Returns 0 or -errno. Context: main loop. */
 int ingest_start(struct ingest *ing, ingest_cb ready_cb, void *arg);
 
 /*
  * Call cb once every event queued in the socket at the time of this call
  * is applied and no dump or resync is running (for tests and for a later
- * "fibctl sync"). Context: main thread.
+ * "fibctl sync"). Context: main loop.
  */
 void ingest_sync(struct ingest *ing, ingest_cb cb, void *arg);
 
-/* Force a resync, as after ENOBUFS. Context: main thread. */
+/* Force a resync, as after ENOBUFS. Context: main loop. */
 void ingest_resync(struct ingest *ing);
 
 /*
  * Apply the settings that can change live: the slice budget and the event
  * socket's receive buffer. Returns 1 when families or tables differ (they
- * are kept: a restart applies them), else 0. Context: main thread.
+ * are kept: a restart applies them), else 0. Context: main loop.
  */
 int ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c);
 
-/* Context: main thread. */
+/* Context: main loop. */
 void ingest_stats(const struct ingest *ing, struct ingest_stats *st);
 /* 1 when no dump, resync or load is running (the main thread may then
- * rebuild the FIB between two events), else 0. Context: main thread. */
+ * rebuild the FIB between two events), else 0. Context: main loop. */
 int ingest_idle(const struct ingest *ing);
 
 /*
@@ -132,18 +132,18 @@ int ingest_idle(const struct ingest *ing);
  * writer: the event socket is not read (its messages wait there, in
  * order), a resync asked for meanwhile waits, an ingest_sync callback
  * waits too. Only when idle (ingest_idle): returns 0, or -EBUSY (a dump,
- * resync or load runs, or already paused). Context: main thread.
+ * resync or load runs, or already paused). Context: main loop.
  */
 int ingest_pause(struct ingest *ing);
 /* Apply what waited, from the oldest event on (and start a resync asked
- * for meanwhile). Context: main thread, once the other writer is done. */
+ * for meanwhile). Context: main loop, once the other writer is done. */
 void ingest_resume(struct ingest *ing);
-/* 1 between ingest_pause and ingest_resume. Context: main thread. */
+/* 1 between ingest_pause and ingest_resume. Context: main loop. */
 int ingest_paused(const struct ingest *ing);
 
-/* Interface name from RTNLGRP_LINK, or NULL. Context: main thread. */
+/* Interface name from RTNLGRP_LINK, or NULL. Context: main loop. */
 const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);
-/* The reverse: an ifindex from RTNLGRP_LINK, or 0. Context: main thread. */
+/* The reverse: an ifindex from RTNLGRP_LINK, or 0. Context: main loop. */
 uint32_t ingest_ifindex(const struct ingest *ing, const char *name);
 
 #endif

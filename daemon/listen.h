@@ -39,13 +39,13 @@ struct listen_spare {
 	int fd;
 };
 
-/* Open the spare. Returns 0 or -errno. Context: owner of s. */
+/* Open the spare. Returns 0 or -errno. Context: owner (of s). */
 int listen_spare_open(struct listen_spare *s);
 
-/* Open the spare again if an episode left it closed. Context: owner of s. */
+/* Open the spare again if an episode left it closed. Context: owner (of s). */
 void listen_spare_refill(struct listen_spare *s);
 
-/* Close the spare for good. Context: owner of s. */
+/* Close the spare for good. Context: owner (of s). */
 void listen_spare_close(struct listen_spare *s);
 
 /*
@@ -53,7 +53,7 @@ void listen_spare_close(struct listen_spare *s);
  * max waiting clients (each told msg first, if not NULL), take the spare
  * again. Adds the clients refused to *refused. Returns 1 when the
  * backlog is empty (the listener will be quiet), 0 when it could not be
- * emptied (no spare, or another error). Context: owner of s.
+ * emptied (no spare, or another error). Context: owner (of s).
  */
 int listen_spare_refuse(struct listen_spare *s, int lfd, unsigned max, const char *msg,
 			uint64_t *refused);

@@ -19,17 +19,17 @@
 
 #define LOG_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-/* Context: main thread, before other threads start. */
+/* Context: main loop, before other threads start. */
 void log_init(const char *ident, int verbose);
-/* 0 = info and above, 1 = debug. Context: main thread. */
+/* 0 = info and above, 1 = debug. Context: main loop. */
 void log_set_verbose(int verbose);
 int log_get_verbose(void);
 /* Drop messages of lower importance than the syslog priority level
  * (LOG_ERR..LOG_DEBUG; fatal is always written). Default LOG_DEBUG: all,
- * debug still needing verbose. Context: main thread. */
+ * debug still needing verbose. Context: main loop. */
 void log_set_level(int level);
 
-/* Context: any thread (one write(2) per line); fatal/fatalx exit(1). */
+/* Context: any (one write(2) per line); fatal/fatalx exit(1). */
 void log_warn(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_info(const char *fmt, ...) LOG_PRINTF(1, 2);
@@ -47,7 +47,7 @@ struct log_rl {
 
 /*
  * True if a message may be logged now. *suppressed receives the number of
- * messages dropped since the last one that passed. Context: main thread.
+ * messages dropped since the last one that passed. Context: main loop.
  */
 int log_rl_ok(struct log_rl *rl, uint64_t *suppressed);
 

@@ -31,12 +31,12 @@ struct lookup;
 /*
  * Listen on path (a stale socket is replaced, a live one is EADDRINUSE),
  * chmod mode, chown group ("" keeps it) and start threads readers. table
- * answers requests with table 0. NULL with errno set. Context: main thread.
+ * answers requests with table 0. NULL with errno set. Context: main loop.
  */
 struct lookup *lookup_new(struct fib *fib, const char *path, unsigned mode, const char *group,
 			  unsigned threads, uint32_t table);
 /* Stop and join the threads, close every socket, unlink the path.
- * Context: main thread, before fib_free. */
+ * Context: main loop, before fib_free. */
 void lookup_free(struct lookup *l);
 /* Answers carry LOOKUP_F_READY from now on. Context: any. */
 void lookup_set_ready(struct lookup *l, int ready);
@@ -46,7 +46,7 @@ void lookup_set_ready(struct lookup *l, int ready);
  * is a release: a thread that loads the pointer inside its read section
  * sees the cache fully built. A replaced cache is still in use until a
  * grace period has passed (fibd_grace: synchronize_rcu); only then
- * flow_cache_stop and flow_cache_free it. Context: main thread.
+ * flow_cache_stop and flow_cache_free it. Context: main loop.
  */
 void lookup_set_cache(struct lookup *l, struct flow_cache *fc);
 
@@ -54,7 +54,7 @@ void lookup_set_cache(struct lookup *l, struct flow_cache *fc);
  * Disconnect clients that send no request for ms milliseconds (checked
  * on each thread's poll return, at least once a second: a client goes
  * within a second after it); 0 turns it off (the default). Connected
- * clients start a new period. Context: main thread.
+ * clients start a new period. Context: main loop.
  */
 void lookup_set_idle_timeout(struct lookup *l, unsigned ms);
 

@@ -27,7 +27,7 @@
  * one recv, a batched trie lookup (fib_lookup4_batch_rcu) and one send.
  *
  * The client API below is header-only (static inline): connect, query,
- * close. Context: any thread; one connection per thread.
+ * close. Context: any; one connection per thread.
  *
  * It lives beside the code that serves it (daemon/lookup.c) and installs
  * as $(includedir)/fib/lookup_proto.h: clients #include <fib/lookup_proto.h>.

@@ -83,7 +83,7 @@ nl_msg_ok(const struct nlmsghdr *nlh, int len)
 int nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl_route *out,
 		   enum nl_err *err);
 
-/* Context: the owner of the table (the main thread). NULL on ENOMEM. */
+/* Context: owner (the main loop). NULL on ENOMEM. */
 struct nl_nhtab *nl_nhtab_new(void);
 void nl_nhtab_free(struct nl_nhtab *t);
 /* Forget every object (before a fresh dump). */

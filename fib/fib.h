@@ -156,7 +156,7 @@ void fib_params_default(struct fib_params *p);
 /* Create an empty FIB; p may be NULL for defaults. Context: any, once. */
 struct fib *fib_new(const struct fib_params *p);
 /*
- * Free the FIB. Context: the writer, with no reader inside a read section
+ * Free the FIB. Context: writer, with no reader inside a read section
  * on this FIB any more. Never waits for a grace period: the node pools go
  * whole (no per-node walk) now, or when the last batch still waiting for
  * its grace period has been freed.

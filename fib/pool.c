@@ -168,7 +168,7 @@ struct pool {
 #define POOL_ID_NONE UINT32_MAX
 
 /* A free handle id for the mapping at base, or POOL_ID_NONE (all taken:
- * its objects get no handle). Context: lock held. */
+ * its objects get no handle). Context: any, with the pool lock held. */
 static uint32_t
 pool_id_get(struct pool *p, const void *base)
 {
@@ -185,7 +185,7 @@ pool_id_get(struct pool *p, const void *base)
 }
 
 /* The mapping is going: its objects were freed a grace period ago or
- * more, so no reader holds a handle of it. Context: lock held. */
+ * more, so no reader holds a handle of it. Context: any, with the pool lock held. */
 static void
 pool_id_put(struct pool *p, uint32_t id)
 {

@@ -34,7 +34,7 @@ struct pool *pool_new(void);
 void pool_free_all(struct pool *p);
 /* Context: writer. NULL on allocation failure (or injected failure). */
 void *pool_alloc(struct pool *p, size_t size);
-/* size must be the size given to pool_alloc. Context: any thread. */
+/* size must be the size given to pool_alloc. Context: any. */
 void pool_free(struct pool *p, void *obj, size_t size);
 /* Bytes handed out (rounded to the class size). Context: any. */
 uint64_t pool_bytes(const struct pool *p);
@@ -57,7 +57,7 @@ uint64_t pool_reserved(const struct pool *p);
 #define POOL_HANDLE_OFF_BITS 18
 
 /* obj's handle (size: its size at pool_alloc), 0 if its mapping got no
- * id (more than POOL_NIDS mappings). Context: the object's owner. */
+ * id (more than POOL_NIDS mappings). Context: owner (of the object). */
 uint32_t pool_handle(const struct pool *p, const void *obj, size_t size);
 /* The table pool_handle_ptr reads; fixed for the pool's life. Context: any. */
 const uintptr_t *pool_handle_table(const struct pool *p);

@@ -177,7 +177,7 @@ bench_usage(void)
 	exit(2);
 }
 
-/* Look up t[lo, hi) in the FIB into res[lo, hi). Context: reader thread, online. */
+/* Look up t[lo, hi) in the FIB into res[lo, hi). Context: reader. */
 static void
 bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result *res,
 		 size_t lo, size_t hi, size_t batch)
@@ -208,7 +208,7 @@ bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result
 /*
  * The same through the flow cache; keys holds batch keys (batch > 1). The
  * keys are built inside the timed loop, as a datapath builds them from
- * packets. Context: reader thread, online.
+ * packets. Context: reader.
  */
 static void
 bench_lookup_cache(struct flow_cache *fc, const struct fib *fib, const struct trace *t,

@@ -27,7 +27,7 @@ struct peer_result {
 /*
  * Initialise DPDK's EAL (once per process), build, time runs passes of
  * bulk lookups over t and checksum them. Returns 0 or -errno with a
- * message in err. Context: main thread.
+ * message in err. Context: owner (the benchmark's main thread).
  */
 int peer_run(const struct routes *rt, const struct trace *t, int runs, struct peer_result *res,
 	     char *err, size_t errlen);

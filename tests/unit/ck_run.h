@@ -18,7 +18,7 @@
  * runs the forking tests in one process too. ck_short() says whether
  * FIBD_TEST_SHORT is set (make check-valgrind): long tests then take
  * fewer iterations. Header-only, so every test program includes it
- * without a library of its own. Context: the test's main thread.
+ * without a library of its own. Context: owner (the test program's main thread).
  */
 #ifndef TESTS_UNIT_CK_RUN_H
 #define TESTS_UNIT_CK_RUN_H
