@@ -12,12 +12,12 @@
  * (realloc would move the paths), then becomes a pointer.
  *
  * Mark-and-sweep after a resync: fib_walk copies what the FIB holds into
- * a second set, both are sorted by (family, table, prefix, plen, tos,
- * priority, position) and merged. Keys only in the FIB are deleted, keys
- * only in the dump are added, keys in both with different attributes are
+ * a second set, and ingest_sweep (daemon/ingest_sweep.c, no I/O) merges
+ * it with the dump by key. Keys only in the FIB are deleted, keys only in
+ * the dump are added, keys in both with different attributes are
  * replaced in place (FIB_ADD_REPLACE), so a reader never finds a prefix
  * missing that the kernel kept. The walk and the sorts are single steps;
- * the merge runs in slices.
+ * the merge runs in slices, its decisions applied here.
  *
  * Silent kernel changes: taking a link down or deleting it flushes routes
  * through it, and deleting or replacing a next-hop object changes routes
@@ -42,6 +42,7 @@
 
 #include "fib/fib.h"
 #include "daemon/ingest.h"
+#include "daemon/ingest_sweep.h"
 #include "daemon/log.h"
 
 #ifndef NETLINK_GET_STRICT_CHK
@@ -67,7 +68,6 @@ struct ingest_set {
 	size_t n, cap;
 	struct fib_nh *nh;
 	size_t nnh, capnh;
-	uint32_t *idx; /* sort order */
 };
 
 /*
@@ -107,7 +107,7 @@ struct ingest {
 	int strict;
 	int filtered;       /* current route dump carries a table filter */
 	struct ingest_set set, cur;
-	size_t si, ci;      /* merge positions */
+	struct ingest_sweep sweep;
 	struct timespec t0;
 	ingest_cb ready_cb, sync_cb;
 	void *ready_arg, *sync_arg;
@@ -201,7 +201,6 @@ ingest_set_free(struct ingest_set *s)
 {
 	free(s->r);
 	free(s->nh);
-	free(s->idx);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -245,74 +244,6 @@ ingest_set_fix(struct ingest_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		s->r[i].nh = s->r[i].nh_count ? &s->nh[(uintptr_t)s->r[i].nh] : NULL;
-}
-
-static int
-ingest_key_cmp(const struct fib_route *a, const struct fib_route *b)
-{
-	int c;
-
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->table != b->table)
-		return a->table < b->table ? -1 : 1;
-	c = memcmp(a->dst.b, b->dst.b, a->family == AF_INET ? 4 : 16);
-	if (c)
-		return c;
-	if (a->plen != b->plen)
-		return a->plen < b->plen ? -1 : 1;
-	if (a->tos != b->tos)
-		return a->tos < b->tos ? -1 : 1;
-	if (a->priority != b->priority)
-		return a->priority < b->priority ? -1 : 1;
-	return 0;
-}
-
-static int
-ingest_idx_cmp(const void *pa, const void *pb, void *arg)
-{
-	const struct ingest_set *s = arg;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int c = ingest_key_cmp(&s->r[a], &s->r[b]);
-
-	if (c)
-		return c;
-	return a < b ? -1 : a > b;
-}
-
-static int
-ingest_set_sort(struct ingest_set *s)
-{
-	free(s->idx);
-	s->idx = malloc((s->n ? s->n : 1) * sizeof(*s->idx));
-	if (!s->idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
-		s->idx[i] = (uint32_t)i;
-	qsort_r(s->idx, s->n, sizeof(*s->idx), ingest_idx_cmp, s);
-	return 0;
-}
-
-static int
-ingest_route_equal(const struct fib_route *a, const struct fib_route *b)
-{
-	unsigned alen = a->family == AF_INET ? 4 : 16;
-
-	if (a->type != b->type || a->protocol != b->protocol || a->scope != b->scope ||
-	    a->prefsrc_set != b->prefsrc_set || a->nh_count != b->nh_count ||
-	    a->encap_type != b->encap_type || a->nh_id != b->nh_id)
-		return 0;
-	if (a->prefsrc_set && memcmp(a->prefsrc.b, b->prefsrc.b, alen))
-		return 0;
-	for (unsigned i = 0; i < a->nh_count; i++) {
-		const struct fib_nh *x = &a->nh[i], *y = &b->nh[i];
-
-		if (x->gw_family != y->gw_family || x->flags != y->flags ||
-		    x->weight != y->weight || x->ifindex != y->ifindex ||
-		    (x->gw_family && memcmp(x->gw.b, y->gw.b, x->gw_family == AF_INET ? 4 : 16)))
-			return 0;
-	}
-	return 1;
 }
 
 /* IPv6 multipath map. */
@@ -796,8 +727,20 @@ ingest_walk_cb(const struct fib_match *m, void *arg)
 	return ingest_set_add(&ing->cur, &r) < 0 ? -ENOMEM : 0;
 }
 
+/* The merge's decisions, applied to the FIB. */
 static void
-ingest_sweep_begin(struct ingest *ing)
+ingest_merge_apply(void *arg, enum ingest_sweep_op op, const struct fib_route *r)
+{
+	struct ingest *ing = arg;
+
+	if (op == INGEST_SWEEP_DEL)
+		ingest_fib_del(ing, r);
+	else
+		ingest_fib_add(ing, r, op == INGEST_SWEEP_REPLACE ? FIB_ADD_REPLACE : FIB_ADD_APPEND);
+}
+
+static void
+ingest_merge_begin(struct ingest *ing)
 {
 	ingest_set_reset(&ing->cur);
 	for (int f = 0; f < 2; f++) {
@@ -810,60 +753,11 @@ ingest_sweep_begin(struct ingest *ing)
 		}
 	}
 	ingest_set_fix(&ing->cur);
-	if (ingest_set_sort(&ing->set) < 0 || ingest_set_sort(&ing->cur) < 0) {
+	if (ingest_sweep_init(&ing->sweep, ing->set.r, ing->set.n, ing->cur.r, ing->cur.n,
+			      ingest_merge_apply, ing) < 0) {
 		log_warnx("resync: out of memory sorting");
-		ing->cur.n = ing->set.n = 0; /* nothing to merge; retry */
-		ing->resync_pending = 1;
+		ing->resync_pending = 1; /* nothing to merge; retry */
 	}
-	ing->si = ing->ci = 0;
-}
-
-/* One merge step for the key at the current positions. */
-static void
-ingest_sweep_step(struct ingest *ing)
-{
-	struct ingest_set *s = &ing->set, *c = &ing->cur;
-	const struct fib_route *a = ing->si < s->n ? &s->r[s->idx[ing->si]] : NULL;
-	const struct fib_route *b = ing->ci < c->n ? &c->r[c->idx[ing->ci]] : NULL;
-	size_t na = 0, nb = 0, k;
-	int cmp;
-
-	if (a && b)
-		cmp = ingest_key_cmp(a, b);
-	else
-		cmp = a ? -1 : 1;
-	if (cmp <= 0)
-		while (ing->si + na < s->n && !ingest_key_cmp(a, &s->r[s->idx[ing->si + na]]))
-			na++;
-	if (cmp >= 0)
-		while (ing->ci + nb < c->n && !ingest_key_cmp(b, &c->r[c->idx[ing->ci + nb]]))
-			nb++;
-#define SR(i) (&s->r[s->idx[ing->si + (i)]])
-#define CR(i) (&c->r[c->idx[ing->ci + (i)]])
-	if (na == nb) {
-		for (k = 0; k < na && ingest_route_equal(SR(k), CR(k)); k++)
-			;
-		if (k == na)
-			goto out;
-	}
-	if (na && nb) {
-		ingest_fib_add(ing, SR(0), FIB_ADD_REPLACE);
-		for (k = 1; k < nb; k++)
-			ingest_fib_del(ing, CR(k));
-		for (k = 1; k < na; k++)
-			ingest_fib_add(ing, SR(k), FIB_ADD_APPEND);
-	} else if (na) {
-		for (k = 0; k < na; k++)
-			ingest_fib_add(ing, SR(k), FIB_ADD_APPEND);
-	} else {
-		for (k = 0; k < nb; k++)
-			ingest_fib_del(ing, CR(k));
-	}
-#undef SR
-#undef CR
-out:
-	ing->si += na;
-	ing->ci += nb;
 }
 
 static void
@@ -872,14 +766,15 @@ ingest_apply_slice(struct ingest *ing)
 	double deadline = ingest_deadline(ing);
 	unsigned n = 0;
 
-	while (ing->si < ing->set.n || ing->ci < ing->cur.n) {
-		ingest_sweep_step(ing);
+	while (!ingest_sweep_done(&ing->sweep)) {
+		ingest_sweep_step(&ing->sweep);
 		if (++n % 64 == 0 && ingest_now() >= deadline) {
 			ing->st.slices++;
 			event_active(ing->work, 0, 0);
 			return;
 		}
 	}
+	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
 	ing->st.resyncs++;
@@ -912,7 +807,7 @@ ingest_apply(struct ingest *ing)
 		}
 		return;
 	}
-	ingest_sweep_begin(ing);
+	ingest_merge_begin(ing);
 	ingest_apply_slice(ing);
 }
 
@@ -1359,6 +1254,7 @@ ingest_free(struct ingest *ing)
 	if (ing->dump_nl)
 		mnl_socket_close(ing->dump_nl);
 	nl_nhtab_free(ing->nht);
+	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
 	if (ing->mp6)

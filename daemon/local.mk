@@ -6,12 +6,14 @@ daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
 	daemon/ingest.c \
+	daemon/ingest_sweep.c \
 	daemon/ctl.c \
 	daemon/lookup.c
 noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
 	daemon/ingest.h \
+	daemon/ingest_sweep.h \
 	daemon/ctl.h \
 	daemon/lookup.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
@@ -116,3 +118,12 @@ fuzz-nl:
 # Full-table ingest benchmark (tier1, about 1M routes; minutes, root).
 bench-nl: daemon/fibd
 	srcdir=$(srcdir) bash $(srcdir)/tests/integration/nlbench.sh
+
+# New unit tests from h2 (to move to tests/unit/local.mk)
+
+# The resync merge against a naive model, random route sets.
+check_PROGRAMS += tests/unit/sweep_test
+TESTS += tests/unit/sweep_test
+tests_unit_sweep_test_SOURCES = tests/unit/sweep_test.c daemon/ingest_sweep.c
+tests_unit_sweep_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_sweep_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS)
