@@ -70,22 +70,6 @@ struct ingest_set {
 	size_t nnh, capnh;
 };
 
-/*
- * IPv6 multipath routes by key. The kernel notifies an IPv6 multipath
- * route whole when it is added or a path is appended, but deleting one
- * path (`ip -6 route del P via G`) is notified as that path alone: the
- * remaining paths come from here. Only multipath routes are kept.
- */
-#define INGEST_MP6_BUCKETS 4096
-struct ingest_mp6 {
-	struct ingest_mp6 *next;
-	uint32_t table, priority;
-	uint8_t dst[16];
-	uint8_t plen;
-	uint8_t nh_count;
-	struct fib_nh nh[];
-};
-
 struct ingest {
 	struct event_base *base;
 	struct fib *fib;
@@ -112,8 +96,6 @@ struct ingest {
 	ingest_cb ready_cb, sync_cb;
 	void *ready_arg, *sync_arg;
 	struct log_rl rl_parse, rl_fib, rl_sock;
-	struct ingest_mp6 **mp6;
-	size_t nmp6;
 	struct {              /* first dump: fib_load off the main thread */
 		pthread_t thread;
 		int running;
@@ -246,83 +228,6 @@ ingest_set_fix(struct ingest_set *s)
 		s->r[i].nh = s->r[i].nh_count ? &s->nh[(uintptr_t)s->r[i].nh] : NULL;
 }
 
-/* IPv6 multipath map. */
-
-static struct ingest_mp6 **
-ingest_mp6_slot(struct ingest *ing, const struct fib_route *r)
-{
-	uint32_t h = r->table * 2654435761u ^ r->priority * 40503u ^ r->plen;
-	struct ingest_mp6 **pp;
-
-	for (unsigned i = 0; i < 16; i++)
-		h = (h ^ r->dst.b[i]) * 16777619u;
-	pp = &ing->mp6[h % INGEST_MP6_BUCKETS];
-	while (*pp && ((*pp)->table != r->table || (*pp)->priority != r->priority ||
-		       (*pp)->plen != r->plen || memcmp((*pp)->dst, r->dst.b, 16)))
-		pp = &(*pp)->next;
-	return pp;
-}
-
-static void
-ingest_mp6_del(struct ingest *ing, const struct fib_route *r)
-{
-	struct ingest_mp6 **pp = ingest_mp6_slot(ing, r), *e = *pp;
-
-	if (e) {
-		*pp = e->next;
-		free(e);
-		ing->nmp6--;
-	}
-}
-
-/* Remember r if it is an IPv6 multipath route, forget its key otherwise. */
-static void
-ingest_mp6_set(struct ingest *ing, const struct fib_route *r)
-{
-	struct ingest_mp6 **pp, *e;
-
-	if (r->family != AF_INET6)
-		return;
-	pp = ingest_mp6_slot(ing, r);
-	if (r->nh_count < 2) {
-		if (*pp)
-			ingest_mp6_del(ing, r);
-		return;
-	}
-	e = malloc(sizeof(*e) + r->nh_count * sizeof(struct fib_nh));
-	if (!e)
-		return; /* a later sibling delete then falls back to fib_del */
-	e->table = r->table;
-	e->priority = r->priority;
-	memcpy(e->dst, r->dst.b, 16);
-	e->plen = r->plen;
-	e->nh_count = r->nh_count;
-	memcpy(e->nh, r->nh, r->nh_count * sizeof(struct fib_nh));
-	if (*pp) {
-		e->next = (*pp)->next;
-		free(*pp);
-	} else {
-		e->next = NULL;
-		ing->nmp6++;
-	}
-	*pp = e;
-}
-
-static void
-ingest_mp6_clear(struct ingest *ing)
-{
-	for (unsigned i = 0; i < INGEST_MP6_BUCKETS; i++) {
-		struct ingest_mp6 *e = ing->mp6[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-		ing->mp6[i] = NULL;
-	}
-	ing->nmp6 = 0;
-}
-
 static int
 ingest_nh_same_path(const struct fib_nh *a, const struct fib_nh *b)
 {
@@ -439,34 +344,58 @@ ingest_nh_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 }
 
 /*
+ * The paths of the IPv6 multipath route under r's key (the first route of
+ * the key with more than one path), copied out of the FIB; 0 if the key
+ * has none.
+ */
+static unsigned
+ingest_mp6_paths(struct ingest *ing, const struct fib_route *r, struct fib_nh *nh)
+{
+	struct fib_match m;
+	unsigned n = 0;
+
+	fib_read_lock();
+	for (unsigned i = 0; fib_find_rcu(ing->fib, r, i, &m) == 0; i++) {
+		if (m.info->nh_count >= 2) {
+			n = m.info->nh_count;
+			memcpy(nh, m.info->nh, n * sizeof(*nh));
+			break;
+		}
+	}
+	fib_read_unlock();
+	return n;
+}
+
+/*
  * Deletes as the kernel sent them, except an IPv6 path deleted from a
- * multipath route: the route stays with the other paths.
+ * multipath route: the route stays with the other paths. The kernel
+ * notifies an IPv6 multipath route whole when it is added or a path is
+ * appended, but deleting one path (`ip -6 route del P via G`) is notified
+ * as that path alone: the remaining paths come from the FIB.
  */
 static void
 ingest_route_del(struct ingest *ing, const struct fib_route *r)
 {
-	struct ingest_mp6 *e;
-	struct fib_nh left[255];
+	struct fib_nh have[255], left[255];
 	struct fib_route nr;
-	unsigned n = 0;
+	unsigned nhave = 0, n = 0;
 
-	if (r->family != AF_INET6 || !(e = *ingest_mp6_slot(ing, r)) ||
-	    r->nh_count >= e->nh_count) {
+	if (r->family == AF_INET6)
+		nhave = ingest_mp6_paths(ing, r, have);
+	if (!nhave || r->nh_count >= nhave) {
 		ingest_fib_del(ing, r);
-		if (r->family == AF_INET6)
-			ingest_mp6_del(ing, r);
 		return;
 	}
-	for (unsigned i = 0; i < e->nh_count; i++) {
+	for (unsigned i = 0; i < nhave; i++) {
 		unsigned k;
 
 		for (k = 0; k < r->nh_count; k++)
-			if (ingest_nh_same_path(&e->nh[i], &r->nh[k]))
+			if (ingest_nh_same_path(&have[i], &r->nh[k]))
 				break;
 		if (k == r->nh_count)
-			left[n++] = e->nh[i];
+			left[n++] = have[i];
 	}
-	if (n == e->nh_count) { /* none of its paths: not this route */
+	if (n == nhave) { /* none of its paths: not this route */
 		ing->st.del_missing++;
 		return;
 	}
@@ -475,11 +404,9 @@ ingest_route_del(struct ingest *ing, const struct fib_route *r)
 	nr.nh_count = (uint8_t)n;
 	if (n == 0) {
 		ingest_fib_del(ing, r);
-		ingest_mp6_del(ing, r);
 		return;
 	}
 	ingest_fib_add(ing, &nr, FIB_ADD_REPLACE);
-	ingest_mp6_set(ing, &nr);
 }
 
 static void
@@ -547,7 +474,6 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	else if (nlh->nlmsg_flags & NLM_F_EXCL)
 		flags = FIB_ADD_EXCL;
 	ingest_fib_add(ing, &nr->r, flags);
-	ingest_mp6_set(ing, &nr->r);
 }
 
 static void
@@ -794,10 +720,6 @@ ingest_apply(struct ingest *ing)
 	ing->phase = PH_APPLY;
 	event_del(ing->dump_read);
 	ingest_set_fix(&ing->set);
-	ingest_mp6_clear(ing);
-	for (size_t i = 0; i < ing->set.n; i++)
-		if (ing->set.r[i].family == AF_INET6 && ing->set.r[i].nh_count > 1)
-			ingest_mp6_set(ing, &ing->set.r[i]);
 	if (ing->first) {
 		if (!ing->load.running) {
 			if (ing->set.n)
@@ -1140,11 +1062,10 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->first = 1;
 	ing->load.efd = -1;
 	ing->buf = malloc(INGEST_BUF);
-	ing->mp6 = calloc(INGEST_MP6_BUCKETS, sizeof(*ing->mp6));
 	ing->nht = nl_nhtab_new();
 	ing->ev_nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	ing->dump_nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (!ing->buf || !ing->mp6 || !ing->nht || !ing->ev_nl || !ing->dump_nl)
+	if (!ing->buf || !ing->nht || !ing->ev_nl || !ing->dump_nl)
 		goto fail;
 	if (mnl_socket_bind(ing->ev_nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    mnl_socket_bind(ing->dump_nl, 0, MNL_SOCKET_AUTOPID) < 0)
@@ -1257,9 +1178,6 @@ ingest_free(struct ingest *ing)
 	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
-	if (ing->mp6)
-		ingest_mp6_clear(ing);
-	free(ing->mp6);
 	free(ing->links);
 	free(ing->buf);
 	free(ing);
