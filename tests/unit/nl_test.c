@@ -14,7 +14,9 @@
  *     nh via inet 10.0.0.2 dev 2 weight 1
  *
  * or the rejection reason (nl_err_name), and compared with
- * tests/nl/<file>.out. A corpus file without a golden file fails.
+ * tests/nl/<file>.out. A corpus file without a golden file fails. The
+ * corpus parses whole, so tests/nl/mutations.out holds the rejections:
+ * corpus messages with one thing broken each (nl_test_muts).
  *
  * Regenerate after a deliberate parser or corpus change, then review the
  * diff (git diff tests/nl) as any code change:
@@ -219,7 +221,7 @@ nl_test_list(char **names)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		ck_assert_uint_lt(n, NL_TEST_FILES);
+		ck_assert_uint_lt(n, NL_TEST_FILES - 1);
 		names[n] = strdup(e->d_name);
 		ck_assert_ptr_nonnull(names[n]);
 		n++;
@@ -227,6 +229,162 @@ nl_test_list(char **names)
 	closedir(d);
 	qsort(names, n, sizeof(*names), nl_test_name_cmp);
 	return n;
+}
+
+/*
+ * Rejections. The corpus holds only messages the kernel sent, which all
+ * parse; each mutation below breaks one thing in one of them, and the
+ * golden file (tests/nl/mutations.out) says what the parser makes of it.
+ */
+static struct nlattr *
+nl_test_attr(struct nlmsghdr *nlh, unsigned type)
+{
+	struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct rtmsg))
+		if (mnl_attr_get_type(a) == type)
+			return a;
+	ck_abort_msg("attribute %u not in the message", type);
+	return NULL;
+}
+
+static void
+nl_test_mut_family(struct nlmsghdr *nlh)
+{
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_family = AF_UNIX;
+}
+
+static void
+nl_test_mut_plen(struct nlmsghdr *nlh)
+{
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_dst_len = 33;
+}
+
+static void
+nl_test_mut_hostbits(struct nlmsghdr *nlh)
+{
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_dst_len = 8; /* 1.2.3.0/8 */
+}
+
+static void
+nl_test_mut_cloned(struct nlmsghdr *nlh)
+{
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_flags |= RTM_F_CLONED;
+}
+
+/* Inside the alignment padding: the walk ends at NLMSG_ALIGN(nlmsg_len),
+ * as libmnl's does, so the last attribute still fits. */
+static void
+nl_test_mut_pad(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_len -= 2;
+}
+
+static void
+nl_test_mut_trunc(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_len -= 4; /* the last attribute runs past the message */
+}
+
+static void
+nl_test_mut_short_header(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_len = NLMSG_HDRLEN + 4; /* half an rtmsg */
+}
+
+static void
+nl_test_mut_table_len(struct nlmsghdr *nlh)
+{
+	nl_test_attr(nlh, RTA_TABLE)->nla_len = NLA_HDRLEN + 2;
+}
+
+static void
+nl_test_mut_unknown(struct nlmsghdr *nlh)
+{
+	nl_test_attr(nlh, RTA_TABLE)->nla_type = 250; /* a newer kernel's */
+}
+
+static void
+nl_test_mut_multipath(struct nlmsghdr *nlh)
+{
+	struct rtnexthop *rtnh = mnl_attr_get_payload(nl_test_attr(nlh, RTA_MULTIPATH));
+
+	rtnh->rtnh_len = 0xffff;
+}
+
+static void
+nl_test_mut_via(struct nlmsghdr *nlh)
+{
+	struct rtvia *v = mnl_attr_get_payload(nl_test_attr(nlh, RTA_VIA));
+
+	v->rtvia_family = AF_INET; /* 16 address bytes for a 4-byte family */
+}
+
+static void
+nl_test_mut_nh_id(struct nlmsghdr *nlh)
+{
+	/* only the object id left: the paths must come from the table */
+	nl_test_attr(nlh, RTA_GATEWAY)->nla_type = RTA_UNSPEC;
+	nl_test_attr(nlh, RTA_OIF)->nla_type = RTA_UNSPEC;
+}
+
+static void
+nl_test_mut_del(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_type = RTM_DELROUTE;
+}
+
+static const struct {
+	const char *name;
+	const char *file; /* a corpus file holding one route message */
+	void (*mut)(struct nlmsghdr *nlh);
+} nl_test_muts[] = {
+	{ "family AF_UNIX", "msg-006", nl_test_mut_family },
+	{ "prefix length 33", "msg-006", nl_test_mut_plen },
+	{ "host bits beyond the prefix length", "msg-006", nl_test_mut_hostbits },
+	{ "RTM_F_CLONED", "msg-006", nl_test_mut_cloned },
+	{ "nlmsg_len cut by 2", "msg-006", nl_test_mut_pad },
+	{ "nlmsg_len cut by 4", "msg-006", nl_test_mut_trunc },
+	{ "nlmsg_len shorter than the rtmsg", "msg-006", nl_test_mut_short_header },
+	{ "RTA_TABLE of 2 bytes", "msg-006", nl_test_mut_table_len },
+	{ "RTA_TABLE renumbered 250", "msg-006", nl_test_mut_unknown },
+	{ "RTA_MULTIPATH rtnh_len 0xffff", "msg-007", nl_test_mut_multipath },
+	{ "RTA_VIA family inet with an IPv6 address", "msg-017", nl_test_mut_via },
+	{ "RTA_NH_ID 1 alone, empty next-hop table", "msg-012", nl_test_mut_nh_id },
+	{ "as RTM_DELROUTE", "msg-026", nl_test_mut_del },
+};
+
+static char *
+nl_test_mutations(size_t *outlen)
+{
+	char *out = NULL;
+	FILE *f = open_memstream(&out, outlen);
+
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < sizeof(nl_test_muts) / sizeof(nl_test_muts[0]); i++) {
+		char path[4096];
+		uint32_t buf[1024];
+		struct nl_nhtab *t = nl_nhtab_new();
+		FILE *in;
+		size_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", NL_CORPUS, nl_test_muts[i].file);
+		in = fopen(path, "rb");
+		ck_assert_msg(in != NULL, "%s: %s", path, strerror(errno));
+		memset(buf, 0, sizeof(buf));
+		n = fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_msg(nl_msg_ok((struct nlmsghdr *)buf, (int)n) &&
+				      ((struct nlmsghdr *)buf)->nlmsg_len == n,
+			      "%s: not one message", path);
+		nl_test_muts[i].mut((struct nlmsghdr *)buf);
+		fprintf(f, "# %s: %s\n", nl_test_muts[i].file, nl_test_muts[i].name);
+		nl_test_one(f, t, (struct nlmsghdr *)buf);
+		nl_nhtab_free(t);
+	}
+	fclose(f);
+	return out;
 }
 
 START_TEST(test_golden)
@@ -237,10 +395,11 @@ START_TEST(test_golden)
 	unsigned bad = 0;
 
 	ck_assert_uint_gt(n, 0);
+	names[n++] = strdup("mutations"); /* not a corpus file: nl_test_mutations */
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], *want = NULL;
 		size_t len, wlen = 0;
-		char *got = nl_test_file(names[i], &len);
+		char *got = i == n - 1 ? nl_test_mutations(&len) : nl_test_file(names[i], &len);
 		FILE *g;
 
 		snprintf(path, sizeof(path), "%s/%s.out", NL_GOLDEN, names[i]);
