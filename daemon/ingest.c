@@ -12,12 +12,12 @@
  * (realloc would move the paths), then becomes a pointer.
  *
  * Mark-and-sweep after a resync: fib_walk copies what the FIB holds into
- * a second set, both are sorted by (family, table, prefix, plen, tos,
- * priority, position) and merged. Keys only in the FIB are deleted, keys
- * only in the dump are added, keys in both with different attributes are
+ * a second set, and ingest_sweep (daemon/ingest_sweep.c, no I/O) merges
+ * it with the dump by key. Keys only in the FIB are deleted, keys only in
+ * the dump are added, keys in both with different attributes are
  * replaced in place (FIB_ADD_REPLACE), so a reader never finds a prefix
  * missing that the kernel kept. The walk and the sorts are single steps;
- * the merge runs in slices.
+ * the merge runs in slices, its decisions applied here.
  *
  * Silent kernel changes: taking a link down or deleting it flushes routes
  * through it, and deleting or replacing a next-hop object changes routes
@@ -43,6 +43,7 @@
 #include "fib/fib.h"
 #include "daemon/handoff.h"
 #include "daemon/ingest.h"
+#include "daemon/ingest_sweep.h"
 #include "daemon/log.h"
 
 #ifndef NETLINK_GET_STRICT_CHK
@@ -68,23 +69,6 @@ struct ingest_set {
 	size_t n, cap;
 	struct fib_nh *nh;
 	size_t nnh, capnh;
-	uint32_t *idx; /* sort order */
-};
-
-/*
- * IPv6 multipath routes by key. The kernel notifies an IPv6 multipath
- * route whole when it is added or a path is appended, but deleting one
- * path (`ip -6 route del P via G`) is notified as that path alone: the
- * remaining paths come from here. Only multipath routes are kept.
- */
-#define INGEST_MP6_BUCKETS 4096
-struct ingest_mp6 {
-	struct ingest_mp6 *next;
-	uint32_t table, priority;
-	uint8_t dst[16];
-	uint8_t plen;
-	uint8_t nh_count;
-	struct fib_nh nh[];
 };
 
 struct ingest {
@@ -108,13 +92,11 @@ struct ingest {
 	int strict;
 	int filtered;       /* current route dump carries a table filter */
 	struct ingest_set set, cur;
-	size_t si, ci;      /* merge positions */
+	struct ingest_sweep sweep;
 	struct timespec t0;
 	ingest_cb ready_cb, sync_cb;
 	void *ready_arg, *sync_arg;
 	struct log_rl rl_parse, rl_fib, rl_sock;
-	struct ingest_mp6 **mp6;
-	size_t nmp6;
 	struct {              /* first dump: fib_load off the main thread */
 		struct handoff *ho; /* the loader thread */
 		int running;
@@ -200,7 +182,6 @@ ingest_set_free(struct ingest_set *s)
 {
 	free(s->r);
 	free(s->nh);
-	free(s->idx);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -244,151 +225,6 @@ ingest_set_fix(struct ingest_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		s->r[i].nh = s->r[i].nh_count ? &s->nh[(uintptr_t)s->r[i].nh] : NULL;
-}
-
-static int
-ingest_key_cmp(const struct fib_route *a, const struct fib_route *b)
-{
-	int c;
-
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->table != b->table)
-		return a->table < b->table ? -1 : 1;
-	c = memcmp(a->dst.b, b->dst.b, a->family == AF_INET ? 4 : 16);
-	if (c)
-		return c;
-	if (a->plen != b->plen)
-		return a->plen < b->plen ? -1 : 1;
-	if (a->tos != b->tos)
-		return a->tos < b->tos ? -1 : 1;
-	if (a->priority != b->priority)
-		return a->priority < b->priority ? -1 : 1;
-	return 0;
-}
-
-static int
-ingest_idx_cmp(const void *pa, const void *pb, void *arg)
-{
-	const struct ingest_set *s = arg;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int c = ingest_key_cmp(&s->r[a], &s->r[b]);
-
-	if (c)
-		return c;
-	return a < b ? -1 : a > b;
-}
-
-static int
-ingest_set_sort(struct ingest_set *s)
-{
-	free(s->idx);
-	s->idx = malloc((s->n ? s->n : 1) * sizeof(*s->idx));
-	if (!s->idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
-		s->idx[i] = (uint32_t)i;
-	qsort_r(s->idx, s->n, sizeof(*s->idx), ingest_idx_cmp, s);
-	return 0;
-}
-
-static int
-ingest_route_equal(const struct fib_route *a, const struct fib_route *b)
-{
-	unsigned alen = a->family == AF_INET ? 4 : 16;
-
-	if (a->type != b->type || a->protocol != b->protocol || a->scope != b->scope ||
-	    a->prefsrc_set != b->prefsrc_set || a->nh_count != b->nh_count ||
-	    a->encap_type != b->encap_type || a->nh_id != b->nh_id)
-		return 0;
-	if (a->prefsrc_set && memcmp(a->prefsrc.b, b->prefsrc.b, alen))
-		return 0;
-	for (unsigned i = 0; i < a->nh_count; i++) {
-		const struct fib_nh *x = &a->nh[i], *y = &b->nh[i];
-
-		if (x->gw_family != y->gw_family || x->flags != y->flags ||
-		    x->weight != y->weight || x->ifindex != y->ifindex ||
-		    (x->gw_family && memcmp(x->gw.b, y->gw.b, x->gw_family == AF_INET ? 4 : 16)))
-			return 0;
-	}
-	return 1;
-}
-
-/* IPv6 multipath map. */
-
-static struct ingest_mp6 **
-ingest_mp6_slot(struct ingest *ing, const struct fib_route *r)
-{
-	uint32_t h = r->table * 2654435761u ^ r->priority * 40503u ^ r->plen;
-	struct ingest_mp6 **pp;
-
-	for (unsigned i = 0; i < 16; i++)
-		h = (h ^ r->dst.b[i]) * 16777619u;
-	pp = &ing->mp6[h % INGEST_MP6_BUCKETS];
-	while (*pp && ((*pp)->table != r->table || (*pp)->priority != r->priority ||
-		       (*pp)->plen != r->plen || memcmp((*pp)->dst, r->dst.b, 16)))
-		pp = &(*pp)->next;
-	return pp;
-}
-
-static void
-ingest_mp6_del(struct ingest *ing, const struct fib_route *r)
-{
-	struct ingest_mp6 **pp = ingest_mp6_slot(ing, r), *e = *pp;
-
-	if (e) {
-		*pp = e->next;
-		free(e);
-		ing->nmp6--;
-	}
-}
-
-/* Remember r if it is an IPv6 multipath route, forget its key otherwise. */
-static void
-ingest_mp6_set(struct ingest *ing, const struct fib_route *r)
-{
-	struct ingest_mp6 **pp, *e;
-
-	if (r->family != AF_INET6)
-		return;
-	pp = ingest_mp6_slot(ing, r);
-	if (r->nh_count < 2) {
-		if (*pp)
-			ingest_mp6_del(ing, r);
-		return;
-	}
-	e = malloc(sizeof(*e) + r->nh_count * sizeof(struct fib_nh));
-	if (!e)
-		return; /* a later sibling delete then falls back to fib_del */
-	e->table = r->table;
-	e->priority = r->priority;
-	memcpy(e->dst, r->dst.b, 16);
-	e->plen = r->plen;
-	e->nh_count = r->nh_count;
-	memcpy(e->nh, r->nh, r->nh_count * sizeof(struct fib_nh));
-	if (*pp) {
-		e->next = (*pp)->next;
-		free(*pp);
-	} else {
-		e->next = NULL;
-		ing->nmp6++;
-	}
-	*pp = e;
-}
-
-static void
-ingest_mp6_clear(struct ingest *ing)
-{
-	for (unsigned i = 0; i < INGEST_MP6_BUCKETS; i++) {
-		struct ingest_mp6 *e = ing->mp6[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-		ing->mp6[i] = NULL;
-	}
-	ing->nmp6 = 0;
 }
 
 static int
@@ -507,34 +343,58 @@ ingest_nh_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 }
 
 /*
+ * The paths of the IPv6 multipath route under r's key (the first route of
+ * the key with more than one path), copied out of the FIB; 0 if the key
+ * has none.
+ */
+static unsigned
+ingest_mp6_paths(struct ingest *ing, const struct fib_route *r, struct fib_nh *nh)
+{
+	struct fib_match m;
+	unsigned n = 0;
+
+	fib_read_lock();
+	for (unsigned i = 0; fib_find_rcu(ing->fib, r, i, &m) == 0; i++) {
+		if (m.info->nh_count >= 2) {
+			n = m.info->nh_count;
+			memcpy(nh, m.info->nh, n * sizeof(*nh));
+			break;
+		}
+	}
+	fib_read_unlock();
+	return n;
+}
+
+/*
  * Deletes as the kernel sent them, except an IPv6 path deleted from a
- * multipath route: the route stays with the other paths.
+ * multipath route: the route stays with the other paths. The kernel
+ * notifies an IPv6 multipath route whole when it is added or a path is
+ * appended, but deleting one path (`ip -6 route del P via G`) is notified
+ * as that path alone: the remaining paths come from the FIB.
  */
 static void
 ingest_route_del(struct ingest *ing, const struct fib_route *r)
 {
-	struct ingest_mp6 *e;
-	struct fib_nh left[255];
+	struct fib_nh have[255], left[255];
 	struct fib_route nr;
-	unsigned n = 0;
+	unsigned nhave = 0, n = 0;
 
-	if (r->family != AF_INET6 || !(e = *ingest_mp6_slot(ing, r)) ||
-	    r->nh_count >= e->nh_count) {
+	if (r->family == AF_INET6)
+		nhave = ingest_mp6_paths(ing, r, have);
+	if (!nhave || r->nh_count >= nhave) {
 		ingest_fib_del(ing, r);
-		if (r->family == AF_INET6)
-			ingest_mp6_del(ing, r);
 		return;
 	}
-	for (unsigned i = 0; i < e->nh_count; i++) {
+	for (unsigned i = 0; i < nhave; i++) {
 		unsigned k;
 
 		for (k = 0; k < r->nh_count; k++)
-			if (ingest_nh_same_path(&e->nh[i], &r->nh[k]))
+			if (ingest_nh_same_path(&have[i], &r->nh[k]))
 				break;
 		if (k == r->nh_count)
-			left[n++] = e->nh[i];
+			left[n++] = have[i];
 	}
-	if (n == e->nh_count) { /* none of its paths: not this route */
+	if (n == nhave) { /* none of its paths: not this route */
 		ing->st.del_missing++;
 		return;
 	}
@@ -543,11 +403,9 @@ ingest_route_del(struct ingest *ing, const struct fib_route *r)
 	nr.nh_count = (uint8_t)n;
 	if (n == 0) {
 		ingest_fib_del(ing, r);
-		ingest_mp6_del(ing, r);
 		return;
 	}
 	ingest_fib_add(ing, &nr, FIB_ADD_REPLACE);
-	ingest_mp6_set(ing, &nr);
 }
 
 static void
@@ -615,7 +473,6 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	else if (nlh->nlmsg_flags & NLM_F_EXCL)
 		flags = FIB_ADD_EXCL;
 	ingest_fib_add(ing, &nr->r, flags);
-	ingest_mp6_set(ing, &nr->r);
 }
 
 static void
@@ -779,8 +636,20 @@ ingest_walk_cb(const struct fib_match *m, void *arg)
 	return ingest_set_add(&ing->cur, &r) < 0 ? -ENOMEM : 0;
 }
 
+/* The merge's decisions, applied to the FIB. */
 static void
-ingest_sweep_begin(struct ingest *ing)
+ingest_merge_apply(void *arg, enum ingest_sweep_op op, const struct fib_route *r)
+{
+	struct ingest *ing = arg;
+
+	if (op == INGEST_SWEEP_DEL)
+		ingest_fib_del(ing, r);
+	else
+		ingest_fib_add(ing, r, op == INGEST_SWEEP_REPLACE ? FIB_ADD_REPLACE : FIB_ADD_APPEND);
+}
+
+static void
+ingest_merge_begin(struct ingest *ing)
 {
 	ingest_set_reset(&ing->cur);
 	for (int f = 0; f < 2; f++) {
@@ -793,60 +662,11 @@ ingest_sweep_begin(struct ingest *ing)
 		}
 	}
 	ingest_set_fix(&ing->cur);
-	if (ingest_set_sort(&ing->set) < 0 || ingest_set_sort(&ing->cur) < 0) {
+	if (ingest_sweep_init(&ing->sweep, ing->set.r, ing->set.n, ing->cur.r, ing->cur.n,
+			      ingest_merge_apply, ing) < 0) {
 		log_warnx("resync: out of memory sorting");
-		ing->cur.n = ing->set.n = 0; /* nothing to merge; retry */
-		ing->resync_pending = 1;
+		ing->resync_pending = 1; /* nothing to merge; retry */
 	}
-	ing->si = ing->ci = 0;
-}
-
-/* One merge step for the key at the current positions. */
-static void
-ingest_sweep_step(struct ingest *ing)
-{
-	struct ingest_set *s = &ing->set, *c = &ing->cur;
-	const struct fib_route *a = ing->si < s->n ? &s->r[s->idx[ing->si]] : NULL;
-	const struct fib_route *b = ing->ci < c->n ? &c->r[c->idx[ing->ci]] : NULL;
-	size_t na = 0, nb = 0, k;
-	int cmp;
-
-	if (a && b)
-		cmp = ingest_key_cmp(a, b);
-	else
-		cmp = a ? -1 : 1;
-	if (cmp <= 0)
-		while (ing->si + na < s->n && !ingest_key_cmp(a, &s->r[s->idx[ing->si + na]]))
-			na++;
-	if (cmp >= 0)
-		while (ing->ci + nb < c->n && !ingest_key_cmp(b, &c->r[c->idx[ing->ci + nb]]))
-			nb++;
-#define SR(i) (&s->r[s->idx[ing->si + (i)]])
-#define CR(i) (&c->r[c->idx[ing->ci + (i)]])
-	if (na == nb) {
-		for (k = 0; k < na && ingest_route_equal(SR(k), CR(k)); k++)
-			;
-		if (k == na)
-			goto out;
-	}
-	if (na && nb) {
-		ingest_fib_add(ing, SR(0), FIB_ADD_REPLACE);
-		for (k = 1; k < nb; k++)
-			ingest_fib_del(ing, CR(k));
-		for (k = 1; k < na; k++)
-			ingest_fib_add(ing, SR(k), FIB_ADD_APPEND);
-	} else if (na) {
-		for (k = 0; k < na; k++)
-			ingest_fib_add(ing, SR(k), FIB_ADD_APPEND);
-	} else {
-		for (k = 0; k < nb; k++)
-			ingest_fib_del(ing, CR(k));
-	}
-#undef SR
-#undef CR
-out:
-	ing->si += na;
-	ing->ci += nb;
 }
 
 static void
@@ -855,14 +675,15 @@ ingest_apply_slice(struct ingest *ing)
 	double deadline = ingest_deadline(ing);
 	unsigned n = 0;
 
-	while (ing->si < ing->set.n || ing->ci < ing->cur.n) {
-		ingest_sweep_step(ing);
+	while (!ingest_sweep_done(&ing->sweep)) {
+		ingest_sweep_step(&ing->sweep);
 		if (++n % 64 == 0 && ingest_now() >= deadline) {
 			ing->st.slices++;
 			event_active(ing->work, 0, 0);
 			return;
 		}
 	}
+	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
 	ing->st.resyncs++;
@@ -882,10 +703,6 @@ ingest_apply(struct ingest *ing)
 	ing->phase = PH_APPLY;
 	event_del(ing->dump_read);
 	ingest_set_fix(&ing->set);
-	ingest_mp6_clear(ing);
-	for (size_t i = 0; i < ing->set.n; i++)
-		if (ing->set.r[i].family == AF_INET6 && ing->set.r[i].nh_count > 1)
-			ingest_mp6_set(ing, &ing->set.r[i]);
 	if (ing->first) {
 		if (!ing->load.running) {
 			if (ing->set.n)
@@ -895,7 +712,7 @@ ingest_apply(struct ingest *ing)
 		}
 		return;
 	}
-	ingest_sweep_begin(ing);
+	ingest_merge_begin(ing);
 	ingest_apply_slice(ing);
 }
 
@@ -1227,11 +1044,10 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 		ing->conf.budget_us = 2000;
 	ing->first = 1;
 	ing->buf = malloc(INGEST_BUF);
-	ing->mp6 = calloc(INGEST_MP6_BUCKETS, sizeof(*ing->mp6));
 	ing->nht = nl_nhtab_new();
 	ing->ev_nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	ing->dump_nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (!ing->buf || !ing->mp6 || !ing->nht || !ing->ev_nl || !ing->dump_nl)
+	if (!ing->buf || !ing->nht || !ing->ev_nl || !ing->dump_nl)
 		goto fail;
 	if (mnl_socket_bind(ing->ev_nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    mnl_socket_bind(ing->dump_nl, 0, MNL_SOCKET_AUTOPID) < 0)
@@ -1332,11 +1148,9 @@ ingest_free(struct ingest *ing)
 	if (ing->dump_nl)
 		mnl_socket_close(ing->dump_nl);
 	nl_nhtab_free(ing->nht);
+	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
-	if (ing->mp6)
-		ingest_mp6_clear(ing);
-	free(ing->mp6);
 	free(ing->links);
 	free(ing->buf);
 	free(ing);

@@ -7,6 +7,7 @@ daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
 	daemon/ingest.c \
+	daemon/ingest_sweep.c \
 	daemon/ctl.c \
 	daemon/lookup.c \
 	daemon/listen.c \
@@ -20,6 +21,7 @@ noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
 	daemon/ingest.h \
+	daemon/ingest_sweep.h \
 	daemon/ctl.h \
 	daemon/lookup.h \
 	daemon/fibd.h \

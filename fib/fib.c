@@ -461,6 +461,23 @@ fib_result_get(const struct fib_result *res, struct fib_match *m)
 }
 
 int
+fib_find_rcu(const struct fib *fib, const struct fib_route *key, unsigned nth,
+	     struct fib_match *m)
+{
+	struct fib_result res;
+
+	if (key->family == AF_INET && key->plen <= 32)
+		res = trie4_find(fib->t4, ntohl(key->dst.v4.s_addr), 32u - key->plen, key->table,
+				 key->tos, key->priority, nth);
+	else if (key->family == AF_INET6 && key->plen <= 128)
+		res = trie6_find(fib->t6, trie6_key_from(key->dst.b), 128u - key->plen, key->table,
+				 key->tos, key->priority, nth);
+	else
+		return -EINVAL;
+	return fib_result_get(&res, m);
+}
+
+int
 fib_walk(const struct fib *fib, int family, fib_walk_cb cb, void *arg)
 {
 	int ret = 0;

@@ -232,6 +232,19 @@ void fib_lookup6_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t 
 int fib_result_get(const struct fib_result *res, struct fib_match *m);
 
 /*
+ * Exact match: the nth route (0: the first, the one lookups answer with)
+ * whose family, dst, plen, table, tos and priority are key's; the other
+ * fields of key are ignored. Routes of one such key (appends) come in
+ * the order lookups try them. Returns 0 with m filled (its info holds the
+ * next hops), -ENOENT if the key has no nth route, -EINVAL for a bad
+ * family or prefix length.
+ * Context: reader (the writer may call it without the lock: nothing it
+ * reads changes under it).
+ */
+int fib_find_rcu(const struct fib *fib, const struct fib_route *key, unsigned nth,
+		 struct fib_match *m);
+
+/*
  * Walk every route of a family in key order. cb returns 0 to go on,
  * anything else stops the walk and is returned. Context: writer (or a
  * reader holding fib_read_lock, which may see a mix of old and new).

@@ -545,6 +545,41 @@ refill:
 #undef LB_START
 }
 
+/*
+ * Exact match: the nth alias (0: the first, the one lookups answer with)
+ * of key/(KEYBITS - slen) in table with tos and priority. The leaf of a
+ * key is where find_leaf stops; its aliases are immutable once published.
+ * Call with rcu_read_lock held.
+ */
+struct fib_result
+TN(find)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t table, uint8_t tos,
+	 uint32_t priority, unsigned nth)
+{
+	struct fib_result res = { NULL, NULL };
+	const struct tkv *n = T_LOAD(t->root);
+
+	while (n && !IS_LEAF(n)) {
+		tkey index = get_cindex(key, n);
+
+		if (index >> n->bits)
+			return res;
+		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+	}
+	if (!n || n->key != key)
+		return res;
+	for (unsigned i = 0; i < n->n; i++) {
+		const struct fib_alias *fa = &TLEAF(n)->fa[i];
+
+		if (fa->slen == slen && fa->table == table && fa->tos == tos &&
+		    fa->fi->priority == priority && nth-- == 0) {
+			res.leaf = (const struct fib_leaf *)n;
+			res.alias = (const struct fib_alias *)fa;
+			break;
+		}
+	}
+	return res;
+}
+
 void
 TN(leaf_key)(const struct fib_leaf *l, union fib_addr *a)
 {

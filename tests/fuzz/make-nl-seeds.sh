@@ -4,6 +4,9 @@
 # namespace with the route kinds fibd parses (multipath, reject types,
 # RTA_VIA, onlink, next-hop objects and groups, IPv6 multipath, metrics,
 # prefsrc), dumped by nl_seeds. Run as root from the build directory.
+# tests/unit/nl_test compares the parser's answers on this corpus with
+# tests/nl: after regenerating, run it with NL_TEST_REGEN=1 and review
+# the diff of tests/nl.
 set -eu
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${1:-$srcdir/tests/fuzz/nl_corpus}

@@ -134,6 +134,73 @@ compare(const struct fib *fib, const struct lpm_model *m, int family, uint64_t *
 	}
 }
 
+/* fib_find_rcu of key k, against lpm_find: the route or -ENOENT. */
+static void
+compare_find_one(const struct fib *fib, const struct lpm_model *m, const struct lpm_route *k)
+{
+	struct fib_route fr;
+	struct fib_nh nh;
+	struct fib_match fm;
+	long at = lpm_find(m, k);
+	int err;
+
+	lpm_to_fib(k, &fr, &nh);
+	fr.type = 0; /* not part of the key: must not matter */
+	fr.nh_count = 0;
+	fr.protocol = 0;
+	fib_read_lock();
+	err = fib_find_rcu(fib, &fr, 0, &fm);
+	if (at < 0) {
+		ck_assert_int_eq(err, -ENOENT);
+	} else {
+		const struct lpm_route *r = &m->r[at];
+
+		ck_assert_int_eq(err, 0);
+		ck_assert_msg(lpm_same(r, &fm), "fib_find_rcu: another route");
+		ck_assert_uint_eq(fm.info->nh_count, r->type == FIB_UNICAST ? 1 : 0);
+		if (r->type == FIB_UNICAST)
+			ck_assert_uint_eq(fm.info->nh[0].ifindex, 1 + (r->prio % 3));
+		/* the model keeps one route per key */
+		ck_assert_int_eq(fib_find_rcu(fib, &fr, 1, &fm), -ENOENT);
+	}
+	fib_read_unlock();
+}
+
+/*
+ * Every model route found by its exact key; each of table, tos, priority
+ * and prefix length changed finds what the model holds under that key,
+ * usually nothing; random keys likewise.
+ */
+static void
+compare_find(const struct fib *fib, const struct lpm_model *m, int family, uint64_t *seed,
+	     unsigned n)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct lpm_route k = m->r[i];
+
+		compare_find_one(fib, m, &k);
+		k.table = k.table == 254 ? 100 : 254;
+		compare_find_one(fib, m, &k);
+		k = m->r[i];
+		k.tos = k.tos ? 0 : 0x10;
+		compare_find_one(fib, m, &k);
+		k = m->r[i];
+		k.prio++;
+		compare_find_one(fib, m, &k);
+		k = m->r[i];
+		if (k.plen < (family == AF_INET ? 32 : 128)) {
+			k.plen++;
+			compare_find_one(fib, m, &k);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct lpm_route k;
+
+		lpm_random_route(seed, family, &k);
+		compare_find_one(fib, m, &k);
+	}
+}
+
 static void
 model_apply_add(struct fib *fib, struct lpm_model *m, const struct lpm_route *r, unsigned flags)
 {
@@ -221,8 +288,11 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 		ck_assert_uint_eq(fib_count(fib, family), m.n);
 		if (op % 16 == 15)
 			compare(fib, &m, family, &s, 74);
+		if (op % 64 == 63)
+			compare_find(fib, &m, family, &s, 16);
 	}
 	compare(fib, &m, family, &s, 740);
+	compare_find(fib, &m, family, &s, 160);
 	/* delete everything: the trie must end empty */
 	while (m.n) {
 		model_apply_del(fib, &m, m.n - 1);
@@ -501,6 +571,51 @@ START_TEST(test_corner)
 END_TEST
 
 /* fib_load keeps routes of one key in input order, identical ones once. */
+/* Routes of one key in the order lookups try them; bad keys. */
+START_TEST(test_find)
+{
+	struct fib *fib = fib_new(NULL);
+	struct fib_route a = mkroute("2001:db8::/32", 254, 1024, FIB_UNICAST);
+	struct fib_route b = a, k = a;
+	struct fib_nh na = { .ifindex = 1, .weight = 1 };
+	struct fib_nh nb[2] = { { .ifindex = 2, .weight = 1 }, { .ifindex = 3, .weight = 2 } };
+	struct fib_match fm;
+
+	ck_assert_ptr_nonnull(fib);
+	a.nh = &na;
+	a.nh_count = 1;
+	b.nh = nb;
+	b.nh_count = 2;
+	ck_assert_int_eq(fib_add(fib, &a, 0), 0);
+	ck_assert_int_eq(fib_add(fib, &b, FIB_ADD_APPEND), 0);
+	fib_read_lock();
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), 0);
+	ck_assert_uint_eq(fm.info->nh_count, 1);
+	ck_assert_uint_eq(fm.info->nh[0].ifindex, 1);
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 1, &fm), 0);
+	ck_assert_uint_eq(fm.info->nh_count, 2);
+	ck_assert_uint_eq(fm.info->nh[1].ifindex, 3);
+	ck_assert_uint_eq(fm.info->nh[1].weight, 2);
+	ck_assert_uint_eq(fm.plen, 32);
+	ck_assert_uint_eq(fm.table, 254);
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 2, &fm), -ENOENT);
+	k.priority = 0; /* exact: no wildcard, unlike fib_del */
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -ENOENT);
+	k = mkroute("2001:db8::/48", 254, 1024, 0); /* a longer prefix, same leaf key */
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -ENOENT);
+	k = mkroute("2001:db8::/31", 254, 1024, 0);
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -ENOENT);
+	k = mkroute("10.0.0.0/8", 254, 1024, 0); /* other family, empty trie */
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -ENOENT);
+	k.plen = 33;
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -EINVAL);
+	k.family = AF_UNIX;
+	ck_assert_int_eq(fib_find_rcu(fib, &k, 0, &fm), -EINVAL);
+	fib_read_unlock();
+	fib_free(fib);
+}
+END_TEST
+
 START_TEST(test_load_dups)
 {
 	struct fib *fib = fib_new(NULL);
@@ -628,6 +743,7 @@ fib_suite(void)
 	tcase_add_test(tc, test_corner);
 	tcase_add_test(tc, test_params);
 	tcase_add_test(tc, test_load_dups);
+	tcase_add_test(tc, test_find);
 	/* short: seeds 1-2 and 101-102 (compiled table on and off) */
 	tcase_add_loop_test(tc, test_random4, 0, test_short ? 2 : 12);
 	tcase_add_loop_test(tc, test_random6, 0, test_short ? 2 : 12);

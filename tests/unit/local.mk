@@ -176,3 +176,23 @@ tests_unit_defaults_test_SOURCES = tests/unit/defaults_test.c
 tests_unit_defaults_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_defaults_test_LDADD = daemon/libingest.la conf/libconf.la cache/libflow.la \
 	fib/libfib.la $(LIBMNL_LIBS) $(LIBEVENT_LIBS) $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+
+# The resync merge against a naive model, random route sets.
+check_PROGRAMS += tests/unit/sweep_test
+TESTS += tests/unit/sweep_test
+tests_unit_sweep_test_SOURCES = tests/unit/sweep_test.c daemon/ingest_sweep.c
+tests_unit_sweep_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_sweep_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS)
+
+# The netlink parser on the fuzz seed corpus against golden files in
+# tests/nl (NL_TEST_REGEN=1 rewrites them; see the test's DOC comment).
+check_PROGRAMS += tests/unit/nl_test
+TESTS += tests/unit/nl_test
+tests_unit_nl_test_SOURCES = tests/unit/nl_test.c
+tests_unit_nl_test_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DNL_CORPUS='"$(abs_top_srcdir)/tests/fuzz/nl_corpus"' \
+	-DNL_GOLDEN='"$(abs_top_srcdir)/tests/nl"'
+tests_unit_nl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS)
+tests_unit_nl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(CHECK_LIBS)
+EXTRA_DIST += tests/nl
+CLEANFILES += nl_test-*.out
