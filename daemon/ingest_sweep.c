@@ -10,6 +10,26 @@
  * the kernel answers with the first route of a key: a reordering is a
  * change.
  *
+ * A key whose runs differ goes in this order: delete the FIB's routes
+ * 2..nb, then replace the one left with the dump's first, then append
+ * the dump's others. fib_del forces it: it matches as the kernel does
+ * (fib/info.c info_match), ignoring weight, flags and prefsrc, taking a
+ * gateway, priority, scope or protocol left zero as any, and removes the
+ * first route in the leaf that matches. A delete may so take an earlier
+ * route of the key than the one it names, but never a later one (the
+ * named one is still in: each earlier delete took a route at or before
+ * its own) and never another key's (lower priorities come first in a
+ * leaf, so a priority left zero meets its own key first). Run before any
+ * new route is in, the nb-1 deletes leave exactly one old route of the
+ * key, whichever it is; the replace (exact key, no wildcards) swaps it
+ * for the dump's first, and the appends cannot collide, the dump holding
+ * no route twice. The key is never empty on the way; a key only in the
+ * FIB goes the same way, one delete per route. Replacing first, as this
+ * merge once did, let a delete take the route just put in: FIB
+ * [A blackhole, B via G dev 1 weight 1], dump [C via G dev 1 weight 2]:
+ * replace A with C gives [C, B], deleting B (weight ignored) removes C,
+ * and the FIB kept B while the kernel had C.
+ *
  * No I/O, no netlink, no FIB: the decisions go to the caller's callback.
  */
 #include "config.h"
@@ -149,9 +169,10 @@ ingest_sweep_step(struct ingest_sweep *sw)
 			goto out;
 	}
 	if (na && nb) {
-		sw->cb(sw->arg, INGEST_SWEEP_REPLACE, SR(0));
+		/* deletes first: a wildcard delete must find only old routes */
 		for (k = 1; k < nb; k++)
 			sw->cb(sw->arg, INGEST_SWEEP_DEL, CR(k));
+		sw->cb(sw->arg, INGEST_SWEEP_REPLACE, SR(0));
 		for (k = 1; k < na; k++)
 			sw->cb(sw->arg, INGEST_SWEEP_APPEND, SR(k));
 	} else if (na) {

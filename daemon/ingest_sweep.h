@@ -9,9 +9,10 @@
  *   dump only      append each route of the key, in dump order
  *   FIB only       delete each route of the key
  *   both, equal    nothing (same routes, same attributes, same order)
- *   both, differ   replace the FIB's first route of the key with the
- *                  dump's first, delete the FIB's others, append the
- *                  dump's others
+ *   both, differ   delete the FIB's routes but its first, replace the
+ *                  one left with the dump's first, append the dump's
+ *                  others (deletes first: fib_del's wildcards could take
+ *                  a new route; see ingest_sweep.c)
  *
  * so a key the kernel kept is never missing from the FIB for a reader,
  * and afterwards the FIB holds exactly the dump. The decisions go to a

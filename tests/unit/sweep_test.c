@@ -4,12 +4,18 @@
  *
  * As BIRD's rt-fib_test checks random sets: a random old FIB, a random new
  * dump (a mutation of the old one, or unrelated), the merge's decisions
- * applied to a model FIB (a flat array that replaces, appends and deletes
- * as fib_add and fib_del do within a key), then the model must hold
- * exactly the dump: the same routes per key, in dump order. While the
- * decisions apply, a key present in both the old FIB and the dump must
- * never be missing (readers never see a prefix vanish that the kernel
- * kept), and an unchanged set must cost no decision at all.
+ * applied both to a model FIB (a flat array that replaces, appends and
+ * deletes as fib_add and fib_del do) and to a real libfib, then both must
+ * hold exactly the dump: the same routes per key, in dump order. The
+ * model's delete is fib_del's, wildcards included (fib/info.c
+ * info_match: weight, flags and prefsrc ignored, a gateway or a priority
+ * left zero matching any), because a delete that takes another route of
+ * the key than the one named is how a merge goes wrong; after each
+ * decision the real FIB's routes of the touched key must equal the
+ * model's. While the decisions apply, a key present in both the old FIB
+ * and the dump must never be missing from either (readers never see a
+ * prefix vanish that the kernel kept), and an unchanged set must cost no
+ * decision at all.
  *
  * Keys and attributes come from small sets, so keys collide often and
  * several routes share one key (IPv4 appends, IPv6 routes per device).
@@ -17,6 +23,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,9 +164,11 @@ mset_add_random(uint64_t *s, struct mset *set, unsigned n)
 	}
 }
 
-/* The model FIB, changed as fib_add and fib_del change routes of a key. */
+/* The model FIB, changed as fib_add and fib_del change routes of a key,
+ * and the real FIB the same decisions go to. */
 struct model {
 	struct mset fib;
+	struct fib *real;
 	const struct mset *old, *dump;
 	unsigned ops;
 };
@@ -186,15 +195,112 @@ model_insert(struct mset *s, size_t at, const struct fib_route *r)
 	mset_fix(s);
 }
 
+/* Does the FIB's route a answer fib_del(r)? As fib/info.c info_match. */
+static int
+model_del_match(const struct fib_route *a, const struct fib_route *r)
+{
+	if (a->family != r->family || a->plen != r->plen || a->table != r->table ||
+	    a->tos != r->tos || memcmp(a->dst.b, r->dst.b, a->family == AF_INET ? 4 : 16))
+		return 0;
+	if ((r->type && a->type != r->type) || (r->priority && a->priority != r->priority) ||
+	    (r->protocol && a->protocol != r->protocol) ||
+	    (r->scope && r->scope != 255 && a->scope != r->scope) ||
+	    (r->nh_id && a->nh_id != r->nh_id))
+		return 0;
+	if (!r->nh_count || r->nh_id)
+		return 1;
+	if (a->nh_count != r->nh_count)
+		return 0;
+	for (unsigned i = 0; i < r->nh_count; i++) {
+		const struct fib_nh *x = &a->nh[i], *y = &r->nh[i];
+
+		if (y->ifindex && x->ifindex != y->ifindex)
+			return 0;
+		if (y->gw_family && (x->gw_family != y->gw_family ||
+				     memcmp(x->gw.b, y->gw.b, x->gw_family == AF_INET ? 4 : 16)))
+			return 0;
+	}
+	return 1;
+}
+
+/* The route fib_del(r) removes: the first match in a leaf's order, where
+ * lower priorities come first and routes of one key keep theirs. */
+static size_t
+model_del_find(const struct mset *s, const struct fib_route *r)
+{
+	size_t i, at = s->n;
+
+	for (i = 0; i < s->n; i++)
+		if (model_del_match(&s->m[i].r, r) &&
+		    (at == s->n || s->m[i].r.priority < s->m[at].r.priority))
+			at = i;
+	return at;
+}
+
+static void
+route_of_match(const struct fib_match *fm, struct mroute *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->r.family = fm->family;
+	m->r.plen = fm->plen;
+	m->r.type = fm->type;
+	m->r.tos = fm->tos;
+	m->r.table = fm->table;
+	m->r.dst = fm->prefix;
+	m->r.priority = fm->info->priority;
+	m->r.protocol = fm->info->protocol;
+	m->r.scope = fm->info->scope;
+	m->r.prefsrc_set = fm->info->prefsrc_set;
+	m->r.prefsrc = fm->info->prefsrc;
+	m->r.nh_count = fm->info->nh_count;
+	m->r.encap_type = fm->info->encap_type;
+	m->r.nh_id = fm->info->nh_id;
+	ck_assert_uint_le(m->r.nh_count, MAX_NH);
+	memcpy(m->nh, fm->info->nh, m->r.nh_count * sizeof(m->nh[0]));
+	m->r.nh = m->r.nh_count ? m->nh : NULL;
+}
+
+/* The real FIB's routes of k's key, in order, are the model's. */
+static void
+real_check_key(const struct model *md, const struct fib_route *k)
+{
+	const struct mset *s = &md->fib;
+	struct fib_match fm;
+	struct mroute m;
+	unsigned nth = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (ingest_sweep_key_cmp(&s->m[i].r, k))
+			continue;
+		if (fib_find_rcu(md->real, k, nth, &fm))
+			ck_abort_msg("real FIB: route %u of a key missing", nth);
+		route_of_match(&fm, &m);
+		if (!ingest_sweep_route_equal(&s->m[i].r, &m.r))
+			ck_abort_msg("real FIB: route %u of a key differs from the model", nth);
+		nth++;
+	}
+	if (fib_find_rcu(md->real, k, nth, &fm) != -ENOENT)
+		ck_abort_msg("real FIB: more routes of a key than the model");
+}
+
 static void
 model_cb(void *arg, enum ingest_sweep_op op, const struct fib_route *r)
 {
 	struct model *md = arg;
 	struct mset *s = &md->fib;
+	struct fib_route touched = *r;
 	size_t i, last = s->n;
+	struct fib_match fm;
+	int err;
 
 	md->ops++;
 	mset_fix(s);
+	if (op == INGEST_SWEEP_DEL)
+		err = fib_del(md->real, r);
+	else
+		err = fib_add(md->real, r,
+			      op == INGEST_SWEEP_REPLACE ? FIB_ADD_REPLACE : FIB_ADD_APPEND);
+	ck_assert_msg(!err, "real FIB: decision %d failed: %d", (int)op, err);
 	switch (op) {
 	case INGEST_SWEEP_REPLACE:
 		for (i = 0; i < s->n && ingest_sweep_key_cmp(&s->m[i].r, r); i++)
@@ -212,21 +318,25 @@ model_cb(void *arg, enum ingest_sweep_op op, const struct fib_route *r)
 		model_insert(s, last, r);
 		break;
 	case INGEST_SWEEP_DEL:
-		for (i = 0; i < s->n; i++)
-			if (!ingest_sweep_key_cmp(&s->m[i].r, r) &&
-			    ingest_sweep_route_equal(&s->m[i].r, r))
-				break;
+		i = model_del_find(s, r);
 		ck_assert_msg(i < s->n, "delete of a route the FIB does not hold");
+		touched = s->m[i].r; /* a wildcard may take another key's route */
 		memmove(&s->m[i], &s->m[i + 1], (s->n - i - 1) * sizeof(s->m[0]));
 		s->n--;
 		mset_fix(s);
 		break;
 	}
-	/* no key the kernel kept goes missing, even for a moment */
-	for (i = 0; i < md->dump->n; i++)
-		if (model_key_present(md->old, &md->dump->m[i].r))
-			ck_assert_msg(model_key_present(s, &md->dump->m[i].r),
-				      "a kept key went missing during the merge");
+	real_check_key(md, &touched);
+	/* no key the kernel kept goes missing, even for a moment (ck_abort
+	 * only on failure: each passing ck_assert is a write to check) */
+	for (i = 0; i < md->dump->n; i++) {
+		if (!model_key_present(md->old, &md->dump->m[i].r))
+			continue;
+		if (!model_key_present(s, &md->dump->m[i].r))
+			ck_abort_msg("a kept key went missing during the merge");
+		if (fib_find_rcu(md->real, &md->dump->m[i].r, 0, &fm))
+			ck_abort_msg("a kept key went missing from the real FIB");
+	}
 }
 
 /* Same routes per key, in the same order: what a lookup can tell apart. */
@@ -249,11 +359,50 @@ check_same(const struct mset *a, const struct mset *b)
 	}
 }
 
-/* Merge old with dump through the model; returns the decisions made. */
+/*
+ * One real FIB per test (a fixture), emptied after each merge. Without
+ * the compiled lookup table: what deletes match is the trie's, and
+ * rebuilding the table's blocks under 0.0.0.0/0 and 10.0.0.0/8 at every
+ * decision would cost ten times the merges (fib_test covers the table).
+ */
+static struct fib *real_fib;
+
+static void
+real_setup(void)
+{
+	struct fib_params p;
+
+	fib_params_default(&p);
+	p.accel_table = 0;
+	p.accel_table6 = 0;
+	real_fib = fib_new(&p);
+	ck_assert_ptr_nonnull(real_fib);
+}
+
+static void
+real_teardown(void)
+{
+	fib_free(real_fib);
+	real_fib = NULL;
+}
+
+static int
+real_walk_cb(const struct fib_match *fm, void *arg)
+{
+	struct mroute m;
+
+	route_of_match(fm, &m);
+	mset_push(arg, &m);
+	return 0;
+}
+
+/* Merge old with dump through the model and a real FIB; returns the
+ * decisions made. */
 static unsigned
 run_merge(struct mset *old, struct mset *dump)
 {
 	static struct model md;
+	static struct mset walked;
 	struct ingest_sweep sw;
 	struct fib_route *ro, *rd;
 	unsigned steps = 0;
@@ -265,6 +414,10 @@ run_merge(struct mset *old, struct mset *dump)
 	mset_fix(&md.fib);
 	md.old = old;
 	md.dump = dump;
+	md.real = real_fib;
+	ck_assert_uint_eq(fib_count(md.real, AF_INET) + fib_count(md.real, AF_INET6), 0);
+	for (size_t i = 0; i < old->n; i++)
+		ck_assert_int_eq(fib_add(md.real, &old->m[i].r, FIB_ADD_APPEND), 0);
 	ro = mset_routes(old);
 	rd = mset_routes(dump);
 	ck_assert_int_eq(ingest_sweep_init(&sw, rd, dump->n, ro, old->n, model_cb, &md), 0);
@@ -276,6 +429,17 @@ run_merge(struct mset *old, struct mset *dump)
 	ingest_sweep_fini(&sw);
 	check_same(dump, &md.fib);
 	check_same(&md.fib, dump);
+	memset(&walked, 0, sizeof(walked));
+	ck_assert_int_eq(fib_walk(md.real, AF_INET, real_walk_cb, &walked), 0);
+	ck_assert_int_eq(fib_walk(md.real, AF_INET6, real_walk_cb, &walked), 0);
+	mset_fix(&walked);
+	check_same(dump, &walked);
+	check_same(&walked, dump);
+	/* empty it for the next round: each delete takes a route of its key
+	 * at or before the one named, so dump order removes them all */
+	for (size_t i = 0; i < dump->n; i++)
+		ck_assert_int_eq(fib_del(md.real, &dump->m[i].r), 0);
+	ck_assert_uint_eq(fib_count(md.real, AF_INET) + fib_count(md.real, AF_INET6), 0);
 	free(ro);
 	free(rd);
 	return md.ops;
@@ -393,6 +557,70 @@ START_TEST(test_minimal)
 }
 END_TEST
 
+/* One route of 10.0.0.0/8 in table 254: a blackhole, or unicast
+ * over dev 1, via 192.0.0.<gw_last> if gw_last is not 0. */
+static void
+example_route(struct mroute *m, int blackhole, uint8_t gw_last, uint16_t weight, int prefsrc)
+{
+	memset(m, 0, sizeof(*m));
+	ck_assert_int_eq(fib_prefix_parse("10.0.0.0/8", &m->r.dst, &m->r.plen, &m->r.family), 0);
+	m->r.table = 254;
+	m->r.protocol = 186;
+	m->r.type = blackhole ? FIB_BLACKHOLE : FIB_UNICAST;
+	if (prefsrc) {
+		m->r.prefsrc_set = 1;
+		m->r.prefsrc.b[0] = 192;
+		m->r.prefsrc.b[3] = 1;
+	}
+	if (!blackhole) {
+		m->r.nh_count = 1;
+		m->nh[0].ifindex = 1;
+		m->nh[0].weight = weight;
+		if (gw_last) {
+			m->nh[0].gw_family = AF_INET;
+			m->nh[0].gw.b[0] = 192;
+			m->nh[0].gw.b[3] = gw_last;
+		}
+	}
+	m->r.nh = m->r.nh_count ? m->nh : NULL;
+}
+
+/*
+ * fib_del ignores weight, flags and prefsrc, and the gateway of a delete
+ * that names none: deleting the FIB's second route of a key must not take
+ * the dump's route that just replaced the first. FIB [A blackhole, B via
+ * G dev 1 weight 1], dump [C via G dev 1 weight 2]: replace A with C,
+ * then delete B, removes C and leaves B. Two decisions (a delete and a
+ * replace) whatever the order.
+ */
+START_TEST(test_wildcard_delete)
+{
+	static struct mset old, dump;
+	static const struct {
+		uint8_t b_gw, c_gw;
+		uint16_t b_weight, c_weight;
+		int b_prefsrc, c_prefsrc;
+	} cases[] = {
+	    {1, 1, 1, 2, 0, 0}, /* weight only */
+	    {0, 1, 1, 1, 0, 0}, /* B without a gateway matches C's */
+	    {1, 1, 1, 1, 0, 1}, /* prefsrc only */
+	};
+	struct mroute m;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&old, 0, sizeof(old));
+		memset(&dump, 0, sizeof(dump));
+		example_route(&m, 1, 0, 0, 0); /* A */
+		mset_push(&old, &m);
+		example_route(&m, 0, cases[i].b_gw, cases[i].b_weight, cases[i].b_prefsrc);
+		mset_push(&old, &m); /* B */
+		example_route(&m, 0, cases[i].c_gw, cases[i].c_weight, cases[i].c_prefsrc);
+		mset_push(&dump, &m); /* C */
+		ck_assert_uint_eq(run_merge(&old, &dump), 2);
+	}
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -400,9 +628,11 @@ sweep_suite(void)
 	TCase *tc = tcase_create("merge");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, real_setup, real_teardown);
 	tcase_add_loop_test(tc, test_random, 0, 8);
 	tcase_add_loop_test(tc, test_unchanged, 0, 2);
 	tcase_add_test(tc, test_minimal);
+	tcase_add_test(tc, test_wildcard_delete);
 	suite_add_tcase(s, tc);
 	return s;
 }
