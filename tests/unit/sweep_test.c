@@ -31,6 +31,7 @@
 
 #include "daemon/ingest_sweep.h"
 #include "fib/fib.h"
+#include "tests/unit/ck_run.h"
 
 #define MAX_ROUTES 256
 #define MAX_NH 3
@@ -640,11 +641,5 @@ sweep_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(sweep_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ck_run(sweep_suite(), CK_FORK_GETENV);
 }
