@@ -4,9 +4,10 @@
  *
  * libyaml loads the whole document into a node tree (its document API), so
  * every node keeps its start mark and errors can name file:line:column.
- * The schema is one table, fields[]: section, key, type, offset in struct
- * conf and range. Parsing, printing and diffing all walk that table, so a
- * new key is one line there plus its default in conf_defaults().
+ * The schema is one table, conf_fields[]: section, key, type, offset in
+ * struct conf, range and default. Parsing, printing, diffing and the
+ * defaults all walk that table, and each type is one row of conf_types[]
+ * (parse, print, storage), so a new key is one line of conf_fields[].
  *
  *   root mapping --section--> mapping --key--> scalar | sequence
  *        |                        |               |
@@ -106,6 +107,11 @@ static const struct conf_name conf_table_names[] = {
 	{ NULL, 0 },
 };
 
+/*
+ * One row a key: where it lives, how it is typed, its range and its
+ * default. def is the default of a number, bool, enum or set of bits (for
+ * tables, the one table); str that of a string.
+ */
 struct conf_field {
 	unsigned section; /* index into conf_sections[] */
 	const char *key;
@@ -113,6 +119,8 @@ struct conf_field {
 	size_t off;
 	uint64_t min, max;
 	const struct conf_name *names;
+	uint64_t def;
+	const char *str;
 };
 
 enum conf_fid {
@@ -155,107 +163,70 @@ enum conf_fid {
 
 static const struct conf_field conf_fields[F_COUNT] = {
 	[F_INFLATE] = { S_FIB, "inflate_threshold", T_UINT, OFF(fib, inflate_threshold),
-		1, 100, NULL },
+		1, 100, NULL, 50, NULL },
 	[F_HALVE] = { S_FIB, "halve_threshold", T_UINT, OFF(fib, halve_threshold),
-		1, 100, NULL },
+		1, 100, NULL, 25, NULL },
 	[F_INFLATE_ROOT] = { S_FIB, "inflate_threshold_root", T_UINT, OFF(fib, inflate_threshold_root),
-		1, 100, NULL },
+		1, 100, NULL, 30, NULL },
 	[F_HALVE_ROOT] = { S_FIB, "halve_threshold_root", T_UINT, OFF(fib, halve_threshold_root),
-		1, 100, NULL },
+		1, 100, NULL, 15, NULL },
 	[F_SYNC_PAGES] = { S_FIB, "sync_pages", T_UINT, OFF(fib, sync_pages),
-		1, 65536, NULL },
+		1, 65536, NULL, 128, NULL },
 	[F_RECLAIM] = { S_FIB, "reclaim", T_ENUM, OFF(fib, reclaim),
-		0, 0, conf_reclaim_names },
+		0, 0, conf_reclaim_names, CONF_RECLAIM_CALL_RCU, NULL },
 	[F_COMPACT_QUIET] = { S_FIB, "compact_quiet", T_DURATION, OFF(fib, compact_quiet_us),
-		0, US_H, NULL },
+		0, US_H, NULL, 10 * US_S, NULL },
 	[F_COMPACT_MARGIN] = { S_FIB, "compact_margin", T_UINT, OFF(fib, compact_margin),
-		1, 1000, NULL },
+		1, 1000, NULL, 10, NULL },
 	[F_CACHE_ENABLED] = { S_CACHE, "enabled", T_BOOL, OFF(cache, enabled),
-		0, 0, NULL },
+		0, 0, NULL, true, NULL },
 	[F_BUCKETS] = { S_CACHE, "buckets", T_POW2, OFF(cache, buckets),
-		16, 1u << 28, NULL },
+		16, 1u << 28, NULL, 1u << 17, NULL },
 	[F_MAX_ENTRIES] = { S_CACHE, "max_entries", T_UINT, OFF(cache, max_entries),
-		16, 1u << 30, NULL },
+		16, 1u << 30, NULL, 1u << 19, NULL },
 	[F_GC_INTERVAL] = { S_CACHE, "gc_interval", T_DURATION, OFF(cache, gc_interval_us),
-		US_S, 24 * US_H, NULL },
+		US_S, 24 * US_H, NULL, 60 * US_S, NULL },
 	[F_GC_TIMEOUT] = { S_CACHE, "gc_timeout", T_DURATION, OFF(cache, gc_timeout_us),
-		US_S, 7 * 24 * US_H, NULL },
+		US_S, 7 * 24 * US_H, NULL, 300 * US_S, NULL },
 	[F_GC_MIN_INTERVAL] = { S_CACHE, "gc_min_interval", T_DURATION, OFF(cache, gc_min_interval_us),
-		0, US_H, NULL },
+		0, US_H, NULL, 500 * US_MS, NULL },
 	[F_GC_ELASTICITY] = { S_CACHE, "gc_elasticity", T_UINT, OFF(cache, gc_elasticity),
-		1, 1024, NULL },
+		1, 1024, NULL, 8, NULL },
 	[F_SCAN_BUDGET] = { S_CACHE, "scan_budget", T_DURATION, OFF(cache, scan_budget_us),
-		100, US_S, NULL },
+		100, US_S, NULL, 2 * US_MS, NULL },
 	[F_YIELD_EVERY] = { S_CACHE, "yield_every", T_UINT, OFF(cache, yield_every),
-		1, 1u << 20, NULL },
+		1, 1u << 20, NULL, 64, NULL },
 	[F_CHAIN_CAP] = { S_CACHE, "chain_cap", T_UINT, OFF(cache, chain_cap),
-		1, 1024, NULL },
+		1, 1024, NULL, 16, NULL },
 	[F_FAMILIES] = { S_NETLINK, "families", T_FAMILIES, OFF(netlink, families),
-		0, 0, conf_family_names },
-	[F_TABLES] = { S_NETLINK, "tables", T_TABLES, 0,
-		1, UINT32_MAX, conf_table_names },
+		0, 0, conf_family_names, CONF_FAMILY_IPV4 | CONF_FAMILY_IPV6, NULL },
+	[F_TABLES] = { S_NETLINK, "tables", T_TABLES, offsetof(struct conf, netlink),
+		1, UINT32_MAX, conf_table_names, 254, NULL },
 	[F_RCVBUF] = { S_NETLINK, "rcvbuf", T_SIZE, OFF(netlink, rcvbuf),
-		64 * KIB, GIB, NULL },
+		64 * KIB, GIB, NULL, 64 * MIB, NULL },
 	[F_SLICE_BUDGET] = { S_NETLINK, "slice_budget", T_DURATION, OFF(netlink, slice_budget_us),
-		100, US_S, NULL },
+		100, US_S, NULL, 2 * US_MS, NULL },
 	[F_THREADS] = { S_LOOKUP, "threads", T_UINT, OFF(lookup, threads),
-		0, 256, NULL },
+		0, 256, NULL, 2, NULL },
 	[F_LOOKUP_SOCKET] = { S_LOOKUP, "socket", T_PATH, OFF(lookup, socket),
-		0, 0, NULL },
+		0, 0, NULL, 0, "/run/fibd/lookup.sock" },
 	[F_LOOKUP_IDLE_TIMEOUT] = { S_LOOKUP, "idle_timeout", T_DURATION, OFF(lookup, idle_timeout_us),
-		0, 24 * US_H, NULL },
+		0, 24 * US_H, NULL, 300 * US_S, NULL },
 	[F_CONTROL_SOCKET] = { S_CONTROL, "socket", T_PATH, OFF(control, socket),
-		0, 0, NULL },
+		0, 0, NULL, 0, "/run/fibd/fibd.sock" },
 	[F_MODE] = { S_CONTROL, "mode", T_MODE, OFF(control, mode),
-		0, 0777, NULL },
+		0, 0777, NULL, 0660, NULL },
 	[F_GROUP] = { S_CONTROL, "group", T_GROUP, OFF(control, group),
-		0, 0, NULL },
+		0, 0, NULL, 0, "" },
 	[F_IDLE_TIMEOUT] = { S_CONTROL, "idle_timeout", T_DURATION, OFF(control, idle_timeout_us),
-		0, 24 * US_H, NULL },
+		0, 24 * US_H, NULL, 60 * US_S, NULL },
 	[F_METRICS_ENABLED] = { S_METRICS, "enabled", T_BOOL, OFF(metrics, enabled),
-		0, 0, NULL },
+		0, 0, NULL, false, NULL },
 	[F_METRICS_ADDRESS] = { S_METRICS, "address", T_ADDR, OFF(metrics, address),
-		0, 0, NULL },
+		0, 0, NULL, 0, "127.0.0.1:9342" },
 	[F_LOG_LEVEL] = { S_LOG, "level", T_ENUM, OFF(log, level),
-		0, 0, conf_level_names },
+		0, 0, conf_level_names, CONF_LOG_INFO, NULL },
 };
-
-static void
-conf_defaults(struct conf *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->fib.inflate_threshold = 50;
-	c->fib.halve_threshold = 25;
-	c->fib.inflate_threshold_root = 30;
-	c->fib.halve_threshold_root = 15;
-	c->fib.sync_pages = 128;
-	c->fib.reclaim = CONF_RECLAIM_CALL_RCU;
-	c->fib.compact_quiet_us = 10 * US_S;
-	c->fib.compact_margin = 10;
-	c->cache.enabled = true;
-	c->cache.buckets = 1u << 17;
-	c->cache.max_entries = 1u << 19;
-	c->cache.gc_interval_us = 60 * US_S;
-	c->cache.gc_timeout_us = 300 * US_S;
-	c->cache.gc_min_interval_us = 500 * US_MS;
-	c->cache.gc_elasticity = 8;
-	c->cache.scan_budget_us = 2 * US_MS;
-	c->cache.yield_every = 64;
-	c->cache.chain_cap = 16;
-	c->netlink.families = CONF_FAMILY_IPV4 | CONF_FAMILY_IPV6;
-	c->netlink.ntables = 1;
-	c->netlink.tables[0] = 254;
-	c->netlink.rcvbuf = 64 * MIB;
-	c->netlink.slice_budget_us = 2 * US_MS;
-	c->lookup.threads = 2;
-	strcpy(c->lookup.socket, "/run/fibd/lookup.sock");
-	c->lookup.idle_timeout_us = 300 * US_S;
-	strcpy(c->control.socket, "/run/fibd/fibd.sock");
-	c->control.mode = 0660;
-	c->control.idle_timeout_us = 60 * US_S;
-	strcpy(c->metrics.address, "127.0.0.1:9342");
-	c->log.level = CONF_LOG_INFO;
-}
 
 /* ---- value formatting (shared by messages and conf_print) ------------- */
 
@@ -572,6 +543,12 @@ conf_parse_addr(const char *s, char *out, size_t outlen)
 /* ---- one field ---------------------------------------------------------- */
 
 /*
+ * Each type is a row of conf_types[] below: how a node parses into the
+ * field at p (false after reporting why not), how the field prints as
+ * YAML, and how it is stored, which sets the default and the comparison.
+ */
+
+/*
  * The text of a scalar node for field f, or NULL after reporting why there
  * is none. plain_only refuses quoted values (numbers and booleans).
  */
@@ -601,9 +578,215 @@ conf_scalar(struct conf_parse *ps, const char *key, const yaml_node_t *n,
 	return s;
 }
 
+/* T_UINT and T_POW2 */
 static bool
-conf_parse_families(struct conf_parse *ps, const char *key, const yaml_node_t *n,
-		    unsigned *out)
+conf_parse_uint(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *n, void *p)
+{
+	const char *s = conf_scalar(ps, key, n, "a whole number", true);
+	uint64_t v;
+	int rc;
+
+	if (!s)
+		return false;
+	rc = conf_parse_u64(s, strlen(s), &v);
+	if (rc == -EINVAL) {
+		conf_err_node(ps, n, "%s: \"%s\" is not a whole number", key, s);
+		return false;
+	}
+	if (rc || v < f->min || v > f->max) {
+		conf_err_node(ps, n, "%s: %s is out of range (%llu..%llu)", key, s,
+			      (unsigned long long)f->min, (unsigned long long)f->max);
+		return false;
+	}
+	if (f->type == T_POW2 && (v & (v - 1))) {
+		conf_err_node(ps, n, "%s: %s is not a power of two", key, s);
+		return false;
+	}
+	*(unsigned *)p = (unsigned)v;
+	return true;
+}
+
+static bool
+conf_parse_bool(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *n, void *p)
+{
+	const char *s = conf_scalar(ps, key, n, "true or false", true);
+
+	(void)f;
+	if (!s)
+		return false;
+	if (strcmp(s, "true") && strcmp(s, "false")) {
+		conf_err_node(ps, n, "%s: expected true or false, got \"%s\"", key, s);
+		return false;
+	}
+	*(bool *)p = !strcmp(s, "true");
+	return true;
+}
+
+/* T_DURATION and T_SIZE */
+static bool
+conf_parse_amount(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		  const yaml_node_t *n, void *p)
+{
+	bool dur = f->type == T_DURATION;
+	const struct conf_unit *u = dur ? conf_time_units : conf_size_units;
+	const char *s = conf_scalar(ps, key, n, dur ? "a duration" : "a size", false);
+	char a[32], b[32];
+	uint64_t v;
+	int rc;
+
+	if (!s)
+		return false;
+	rc = conf_parse_unit(s, u, &v);
+	if (rc == -EINVAL && dur && s[0] && conf_digits(s) == strlen(s)) {
+		conf_err_node(ps, n, "%s: \"%s\" needs a unit (us, ms, s, m or h)", key, s);
+		return false;
+	}
+	if (rc == -EINVAL) {
+		conf_err_node(ps, n, "%s: \"%s\" is not %s", key, s,
+			      dur ? "a duration (a whole number and us, ms, s, m or h)"
+				  : "a size (a whole number of bytes, K/KiB, M/MiB or G/GiB)");
+		return false;
+	}
+	if (rc || v < f->min || v > f->max) {
+		conf_fmt_unit(f->min, u, a, sizeof(a));
+		conf_fmt_unit(f->max, u, b, sizeof(b));
+		conf_err_node(ps, n, "%s: %s is out of range (%s..%s)", key, s, a, b);
+		return false;
+	}
+	*(uint64_t *)p = v;
+	return true;
+}
+
+static bool
+conf_parse_enum(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *n, void *p)
+{
+	const struct conf_name *e;
+	char names[128];
+	const char *s;
+
+	conf_fmt_names(f->names, names, sizeof(names));
+	s = conf_scalar(ps, key, n, names, false);
+	if (!s)
+		return false;
+	for (e = f->names; e->name && strcmp(e->name, s); e++)
+		;
+	if (!e->name) {
+		conf_err_node(ps, n, "%s: unknown value \"%s\", expected %s", key, s, names);
+		return false;
+	}
+	*(int *)p = e->value;
+	return true;
+}
+
+static bool
+conf_parse_path(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *n, void *p)
+{
+	const char *s = conf_scalar(ps, key, n, "an absolute path", false);
+	unsigned ch;
+
+	(void)f;
+	if (!s)
+		return false;
+	if ((ch = conf_ctrl_char(s)) != 0) {
+		conf_err_node(ps, n, "%s: contains %s (U+%04X)", key,
+			      ch >= 0x2000 ? "a line or paragraph separator" : "a control character",
+			      ch);
+		return false;
+	}
+	if (s[0] != '/') {
+		conf_err_node(ps, n, "%s: \"%s\" is not an absolute path", key, s);
+		return false;
+	}
+	if (strlen(s) >= CONF_PATH_MAX) {
+		conf_err_node(ps, n, "%s: path is too long (at most %d bytes)", key,
+			      CONF_PATH_MAX - 1);
+		return false;
+	}
+	if (s[strlen(s) - 1] == '/') {
+		conf_err_node(ps, n, "%s: \"%s\" names a directory, not a socket", key, s);
+		return false;
+	}
+	strcpy(p, s);
+	return true;
+}
+
+static bool
+conf_parse_mode(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *n, void *p)
+{
+	const char *s = conf_scalar(ps, key, n, "an octal mode such as \"0660\"", false);
+	uint64_t v = 0;
+	size_t i, len;
+
+	if (!s)
+		return false;
+	len = strlen(s);
+	for (i = 1; i < len && s[i] >= '0' && s[i] <= '7'; i++)
+		v = v * 8 + (unsigned)(s[i] - '0');
+	if (s[0] != '0' || len < 2 || len > 5 || i != len) {
+		conf_err_node(ps, n, "%s: expected an octal mode such as \"0660\", got \"%s\"",
+			      key, s);
+		return false;
+	}
+	if (v > f->max) {
+		conf_err_node(ps, n, "%s: %s is out of range (0000..0777)", key, s);
+		return false;
+	}
+	*(unsigned *)p = (unsigned)v;
+	return true;
+}
+
+static bool
+conf_parse_group(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		 const yaml_node_t *n, void *p)
+{
+	const char *s;
+
+	(void)f;
+	/* "" passes both checks: the daemon's own group */
+	s = conf_scalar(ps, key, n, "a group name or number", false);
+	if (!s)
+		return false;
+	if (!conf_valid_group(s)) {
+		conf_err_node(ps, n, "%s: \"%.40s\" is not a valid group name or number", key, s);
+		return false;
+	}
+	strcpy(p, s);
+	return true;
+}
+
+static bool
+conf_parse_address(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		   const yaml_node_t *n, void *p)
+{
+	const char *s = conf_scalar(ps, key, n, "ADDRESS:PORT", false);
+	int rc;
+
+	(void)f;
+	if (!s)
+		return false;
+	rc = conf_parse_addr(s, p, CONF_ADDR_MAX);
+	if (rc == -ERANGE) {
+		conf_err_node(ps, n, "%s: port out of range (1..65535) in \"%.64s\"", key, s);
+		return false;
+	}
+	if (rc) {
+		conf_err_node(ps, n,
+			      "%s: expected an IP address and port such as \"127.0.0.1:9342\" or \"[::1]:9342\", got \"%.64s\"",
+			      key, s);
+		return false;
+	}
+	return true;
+}
+
+/* p: unsigned CONF_FAMILY_* bits */
+static bool
+conf_parse_families(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		    const yaml_node_t *n, void *p)
 {
 	yaml_node_item_t *it;
 	unsigned mask = 0;
@@ -621,32 +804,32 @@ conf_parse_families(struct conf_parse *ps, const char *key, const yaml_node_t *n
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		yaml_node_t *item = yaml_document_get_node(ps->doc, *it);
 		const char *s = conf_scalar(ps, key, item, "ipv4 or ipv6", false);
-		const struct conf_name *f;
+		const struct conf_name *fam;
 
 		if (!s) {
 			ok = false;
 			continue;
 		}
-		for (f = conf_family_names; f->name && strcmp(f->name, s); f++)
+		for (fam = f->names; fam->name && strcmp(fam->name, s); fam++)
 			;
-		if (!f->name) {
+		if (!fam->name) {
 			conf_err_node(ps, item, "%s: unknown family \"%s\", expected ipv4 or ipv6",
 				      key, s);
 			ok = false;
-		} else if (mask & (unsigned)f->value) {
+		} else if (mask & (unsigned)fam->value) {
 			conf_err_node(ps, item, "%s: duplicate family %s", key, s);
 			ok = false;
 		}
-		mask |= (unsigned)f->value;
+		mask |= (unsigned)fam->value;
 	}
 	if (ok)
-		*out = mask;
+		*(unsigned *)p = mask;
 	return ok;
 }
 
 static bool
-conf_table_item(struct conf_parse *ps, const char *key, const yaml_node_t *item,
-		struct conf_netlink *nl, size_t nitems)
+conf_table_item(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		const yaml_node_t *item, struct conf_netlink *nl, size_t nitems)
 {
 	const struct conf_name *t;
 	const char *s = conf_scalar(ps, key, item, "a table name or number", false);
@@ -664,7 +847,7 @@ conf_table_item(struct conf_parse *ps, const char *key, const yaml_node_t *item,
 		nl->all_tables = true;
 		return true;
 	}
-	for (t = conf_table_names; t->name && strcmp(t->name, s); t++)
+	for (t = f->names; t->name && strcmp(t->name, s); t++)
 		;
 	if (t->name) {
 		v = (uint64_t)t->value;
@@ -676,8 +859,9 @@ conf_table_item(struct conf_parse *ps, const char *key, const yaml_node_t *item,
 				      key, s);
 			return false;
 		}
-		if (rc || v < 1 || v > UINT32_MAX) {
-			conf_err_node(ps, item, "%s: table %s is out of range (1..4294967295)", key, s);
+		if (rc || v < f->min || v > f->max) {
+			conf_err_node(ps, item, "%s: table %s is out of range (%llu..%llu)", key, s,
+				      (unsigned long long)f->min, (unsigned long long)f->max);
 			return false;
 		}
 	}
@@ -695,11 +879,12 @@ conf_table_item(struct conf_parse *ps, const char *key, const yaml_node_t *item,
 	return true;
 }
 
+/* p: the struct conf_netlink whose tables, ntables and all_tables are set */
 static bool
-conf_parse_tables(struct conf_parse *ps, const char *key, const yaml_node_t *n,
-		  struct conf_netlink *out)
+conf_parse_tables(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		  const yaml_node_t *n, void *p)
 {
-	struct conf_netlink nl = { 0 };
+	struct conf_netlink nl = { 0 }, *out = p;
 	yaml_node_item_t *it;
 	size_t nitems;
 	bool ok = true;
@@ -720,7 +905,8 @@ conf_parse_tables(struct conf_parse *ps, const char *key, const yaml_node_t *n,
 		return false;
 	}
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-		if (!conf_table_item(ps, key, yaml_document_get_node(ps->doc, *it), &nl, nitems))
+		if (!conf_table_item(ps, f, key, yaml_document_get_node(ps->doc, *it), &nl,
+				     nitems))
 			ok = false;
 	if (!ok)
 		return false;
@@ -731,179 +917,180 @@ done:
 	return true;
 }
 
+/*
+ * A double-quoted YAML scalar that reads back as s. Parsed values hold no
+ * control characters or line breaks (conf_ctrl_char), but a conf built
+ * by a program may: those are escaped too (\xNN, \L, \P), never written
+ * raw, since YAML folds a raw line break (NEL included) into a space.
+ */
+static void
+conf_print_quoted(FILE *fp, const struct conf_field *f, const void *p)
+{
+	const unsigned char *u = p;
+
+	(void)f;
+	fputc('"', fp);
+	for (; *u; u++) {
+		if (*u == '"' || *u == '\\') {
+			fputc('\\', fp);
+			fputc(*u, fp);
+		} else if (*u < 0x20 || *u == 0x7f) {
+			fprintf(fp, "\\x%02x", *u);
+		} else if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) {
+			fprintf(fp, "\\x%02x", u[1]);
+			u++;
+		} else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
+			fputs(u[2] == 0xa8 ? "\\L" : "\\P", fp);
+			u += 2;
+		} else {
+			fputc(*u, fp);
+		}
+	}
+	fputc('"', fp);
+}
+
+static void
+conf_print_uint(FILE *fp, const struct conf_field *f, const void *p)
+{
+	(void)f;
+	fprintf(fp, "%u", *(const unsigned *)p);
+}
+
+static void
+conf_print_bool(FILE *fp, const struct conf_field *f, const void *p)
+{
+	(void)f;
+	fputs(*(const bool *)p ? "true" : "false", fp);
+}
+
+static void
+conf_print_amount(FILE *fp, const struct conf_field *f, const void *p)
+{
+	char buf[32];
+
+	conf_fmt_unit(*(const uint64_t *)p,
+		      f->type == T_DURATION ? conf_time_units : conf_size_units, buf, sizeof(buf));
+	fputs(buf, fp);
+}
+
+static void
+conf_print_enum(FILE *fp, const struct conf_field *f, const void *p)
+{
+	fputs(conf_name_of(f->names, *(const int *)p), fp);
+}
+
+static void
+conf_print_mode(FILE *fp, const struct conf_field *f, const void *p)
+{
+	(void)f;
+	fprintf(fp, "\"%04o\"", *(const unsigned *)p);
+}
+
+static void
+conf_print_families(FILE *fp, const struct conf_field *f, const void *p)
+{
+	const char *sep = "";
+	size_t i;
+
+	fputc('[', fp);
+	for (i = 0; f->names[i].name; i++) {
+		if (*(const unsigned *)p & (unsigned)f->names[i].value) {
+			fprintf(fp, "%s%s", sep, f->names[i].name);
+			sep = ", ";
+		}
+	}
+	fputc(']', fp);
+}
+
+static void
+conf_print_tables(FILE *fp, const struct conf_field *f, const void *p)
+{
+	const struct conf_netlink *nl = p;
+	size_t i;
+
+	if (nl->all_tables) {
+		fputs("all", fp);
+		return;
+	}
+	fputc('[', fp);
+	for (i = 0; i < nl->ntables; i++) {
+		const char *name = conf_name_of(f->names, (int)nl->tables[i]);
+
+		if (i)
+			fputs(", ", fp);
+		if (name && nl->tables[i] <= 255)
+			fputs(name, fp);
+		else
+			fprintf(fp, "%u", nl->tables[i]);
+	}
+	fputc(']', fp);
+}
+
+/* How a field is stored: sets its default and its comparison. */
+enum conf_store { ST_UINT, ST_BOOL, ST_U64, ST_INT, ST_STR, ST_TABLES };
+
+static const struct conf_type_ops {
+	bool (*parse)(struct conf_parse *ps, const struct conf_field *f, const char *key,
+		      const yaml_node_t *n, void *p);
+	void (*print)(FILE *fp, const struct conf_field *f, const void *p);
+	enum conf_store store;
+} conf_types[] = {
+	[T_UINT] = { conf_parse_uint, conf_print_uint, ST_UINT },
+	[T_POW2] = { conf_parse_uint, conf_print_uint, ST_UINT },
+	[T_BOOL] = { conf_parse_bool, conf_print_bool, ST_BOOL },
+	[T_DURATION] = { conf_parse_amount, conf_print_amount, ST_U64 },
+	[T_SIZE] = { conf_parse_amount, conf_print_amount, ST_U64 },
+	[T_ENUM] = { conf_parse_enum, conf_print_enum, ST_INT },
+	[T_PATH] = { conf_parse_path, conf_print_quoted, ST_STR },
+	[T_MODE] = { conf_parse_mode, conf_print_mode, ST_UINT },
+	[T_GROUP] = { conf_parse_group, conf_print_quoted, ST_STR },
+	[T_ADDR] = { conf_parse_address, conf_print_quoted, ST_STR },
+	[T_FAMILIES] = { conf_parse_families, conf_print_families, ST_UINT },
+	[T_TABLES] = { conf_parse_tables, conf_print_tables, ST_TABLES },
+};
+
 /* Parse node n into field f of ps->conf; false after reporting an error. */
 static bool
 conf_parse_field(struct conf_parse *ps, const struct conf_field *f, const yaml_node_t *n)
 {
-	char key[64], a[32], b[32], names[128];
-	void *p = (char *)ps->conf + f->off;
-	const char *s;
-	uint64_t v;
-	int rc;
+	char key[64];
 
 	snprintf(key, sizeof(key), "%s.%s", conf_sections[f->section], f->key);
-	switch (f->type) {
-	case T_UINT:
-	case T_POW2:
-		s = conf_scalar(ps, key, n, "a whole number", true);
-		if (!s)
-			return false;
-		rc = conf_parse_u64(s, strlen(s), &v);
-		if (rc == -EINVAL) {
-			conf_err_node(ps, n, "%s: \"%s\" is not a whole number", key, s);
-			return false;
-		}
-		if (rc || v < f->min || v > f->max) {
-			conf_err_node(ps, n, "%s: %s is out of range (%llu..%llu)", key, s,
-				      (unsigned long long)f->min, (unsigned long long)f->max);
-			return false;
-		}
-		if (f->type == T_POW2 && (v & (v - 1))) {
-			conf_err_node(ps, n, "%s: %s is not a power of two", key, s);
-			return false;
-		}
-		*(unsigned *)p = (unsigned)v;
-		return true;
-	case T_BOOL:
-		s = conf_scalar(ps, key, n, "true or false", true);
-		if (!s)
-			return false;
-		if (strcmp(s, "true") && strcmp(s, "false")) {
-			conf_err_node(ps, n, "%s: expected true or false, got \"%s\"", key, s);
-			return false;
-		}
-		*(bool *)p = !strcmp(s, "true");
-		return true;
-	case T_DURATION:
-	case T_SIZE: {
-		bool dur = f->type == T_DURATION;
-		const struct conf_unit *u = dur ? conf_time_units : conf_size_units;
+	return conf_types[f->type].parse(ps, f, key, n, (char *)ps->conf + f->off);
+}
 
-		s = conf_scalar(ps, key, n, dur ? "a duration" : "a size", false);
-		if (!s)
-			return false;
-		rc = conf_parse_unit(s, u, &v);
-		if (rc == -EINVAL && dur && s[0] && conf_digits(s) == strlen(s)) {
-			conf_err_node(ps, n, "%s: \"%s\" needs a unit (us, ms, s, m or h)", key, s);
-			return false;
-		}
-		if (rc == -EINVAL) {
-			conf_err_node(ps, n, "%s: \"%s\" is not %s", key, s,
-				      dur ? "a duration (a whole number and us, ms, s, m or h)"
-					  : "a size (a whole number of bytes, K/KiB, M/MiB or G/GiB)");
-			return false;
-		}
-		if (rc || v < f->min || v > f->max) {
-			conf_fmt_unit(f->min, u, a, sizeof(a));
-			conf_fmt_unit(f->max, u, b, sizeof(b));
-			conf_err_node(ps, n, "%s: %s is out of range (%s..%s)", key, s, a, b);
-			return false;
-		}
-		*(uint64_t *)p = v;
-		return true;
-	}
-	case T_ENUM: {
-		const struct conf_name *e;
+static void
+conf_defaults(struct conf *c)
+{
+	unsigned i;
 
-		conf_fmt_names(f->names, names, sizeof(names));
-		s = conf_scalar(ps, key, n, names, false);
-		if (!s)
-			return false;
-		for (e = f->names; e->name && strcmp(e->name, s); e++)
-			;
-		if (!e->name) {
-			conf_err_node(ps, n, "%s: unknown value \"%s\", expected %s", key, s, names);
-			return false;
-		}
-		*(int *)p = e->value;
-		return true;
-	}
-	case T_PATH:
-		s = conf_scalar(ps, key, n, "an absolute path", false);
-		if (!s)
-			return false;
-		if ((v = conf_ctrl_char(s)) != 0) {
-			conf_err_node(ps, n, "%s: contains %s (U+%04X)", key,
-				      v >= 0x2000 ? "a line or paragraph separator"
-						  : "a control character",
-				      (unsigned)v);
-			return false;
-		}
-		if (s[0] != '/') {
-			conf_err_node(ps, n, "%s: \"%s\" is not an absolute path", key, s);
-			return false;
-		}
-		if (strlen(s) >= CONF_PATH_MAX) {
-			conf_err_node(ps, n, "%s: path is too long (at most %d bytes)", key,
-				      CONF_PATH_MAX - 1);
-			return false;
-		}
-		if (s[strlen(s) - 1] == '/') {
-			conf_err_node(ps, n, "%s: \"%s\" names a directory, not a socket", key, s);
-			return false;
-		}
-		strcpy(p, s);
-		return true;
-	case T_MODE: {
-		size_t i, len;
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < F_COUNT; i++) {
+		const struct conf_field *f = &conf_fields[i];
+		void *p = (char *)c + f->off;
 
-		s = conf_scalar(ps, key, n, "an octal mode such as \"0660\"", false);
-		if (!s)
-			return false;
-		len = strlen(s);
-		v = 0;
-		for (i = 1; i < len && s[i] >= '0' && s[i] <= '7'; i++)
-			v = v * 8 + (unsigned)(s[i] - '0');
-		if (s[0] != '0' || len < 2 || len > 5 || i != len) {
-			conf_err_node(ps, n, "%s: expected an octal mode such as \"0660\", got \"%s\"",
-				      key, s);
-			return false;
+		switch (conf_types[f->type].store) {
+		case ST_UINT:
+			*(unsigned *)p = (unsigned)f->def;
+			break;
+		case ST_BOOL:
+			*(bool *)p = f->def != 0;
+			break;
+		case ST_U64:
+			*(uint64_t *)p = f->def;
+			break;
+		case ST_INT:
+			*(int *)p = (int)f->def;
+			break;
+		case ST_STR:
+			strcpy(p, f->str);
+			break;
+		case ST_TABLES:
+			((struct conf_netlink *)p)->ntables = 1;
+			((struct conf_netlink *)p)->tables[0] = (uint32_t)f->def;
+			break;
 		}
-		if (v > f->max) {
-			conf_err_node(ps, n, "%s: %s is out of range (0000..0777)", key, s);
-			return false;
-		}
-		*(unsigned *)p = (unsigned)v;
-		return true;
 	}
-	case T_GROUP:
-		if (n->type == YAML_SCALAR_NODE && !conf_is_null(n) &&
-		    n->data.scalar.length == 0) {
-			*(char *)p = '\0';
-			return true;
-		}
-		s = conf_scalar(ps, key, n, "a group name or number", false);
-		if (!s)
-			return false;
-		if (!conf_valid_group(s)) {
-			conf_err_node(ps, n, "%s: \"%.40s\" is not a valid group name or number", key,
-				      s);
-			return false;
-		}
-		strcpy(p, s);
-		return true;
-	case T_ADDR:
-		s = conf_scalar(ps, key, n, "ADDRESS:PORT", false);
-		if (!s)
-			return false;
-		rc = conf_parse_addr(s, p, CONF_ADDR_MAX);
-		if (rc == -ERANGE) {
-			conf_err_node(ps, n, "%s: port out of range (1..65535) in \"%.64s\"", key, s);
-			return false;
-		}
-		if (rc) {
-			conf_err_node(ps, n,
-				      "%s: expected an IP address and port such as \"127.0.0.1:9342\" or \"[::1]:9342\", got \"%.64s\"",
-				      key, s);
-			return false;
-		}
-		return true;
-	case T_FAMILIES:
-		return conf_parse_families(ps, key, n, p);
-	case T_TABLES:
-		return conf_parse_tables(ps, key, n, &ps->conf->netlink);
-	}
-	return false;
 }
 
 /* ---- tree walk ---------------------------------------------------------- */
@@ -1319,107 +1506,6 @@ conf_errors_print(const struct conf_errors *errs, FILE *fp)
 	return 0;
 }
 
-/*
- * A double-quoted YAML scalar that reads back as s. Parsed values hold no
- * control characters or line breaks (conf_ctrl_char), but a conf built
- * by a program may: those are escaped too (\xNN, \L, \P), never written
- * raw, since YAML folds a raw line break (NEL included) into a space.
- */
-static void
-conf_print_quoted(FILE *fp, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	fputc('"', fp);
-	for (; *u; u++) {
-		if (*u == '"' || *u == '\\') {
-			fputc('\\', fp);
-			fputc(*u, fp);
-		} else if (*u < 0x20 || *u == 0x7f) {
-			fprintf(fp, "\\x%02x", *u);
-		} else if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) {
-			fprintf(fp, "\\x%02x", u[1]);
-			u++;
-		} else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)) {
-			fputs(u[2] == 0xa8 ? "\\L" : "\\P", fp);
-			u += 2;
-		} else {
-			fputc(*u, fp);
-		}
-	}
-	fputc('"', fp);
-}
-
-static void
-conf_print_field(FILE *fp, const struct conf *c, const struct conf_field *f)
-{
-	const void *p = (const char *)c + f->off;
-	char buf[32];
-	size_t i;
-
-	fprintf(fp, "  %s: ", f->key);
-	switch (f->type) {
-	case T_UINT:
-	case T_POW2:
-		fprintf(fp, "%u", *(const unsigned *)p);
-		break;
-	case T_BOOL:
-		fputs(*(const bool *)p ? "true" : "false", fp);
-		break;
-	case T_DURATION:
-		conf_fmt_unit(*(const uint64_t *)p, conf_time_units, buf, sizeof(buf));
-		fputs(buf, fp);
-		break;
-	case T_SIZE:
-		conf_fmt_unit(*(const uint64_t *)p, conf_size_units, buf, sizeof(buf));
-		fputs(buf, fp);
-		break;
-	case T_ENUM:
-		fputs(conf_name_of(f->names, *(const int *)p), fp);
-		break;
-	case T_PATH:
-	case T_GROUP:
-	case T_ADDR:
-		conf_print_quoted(fp, p);
-		break;
-	case T_MODE:
-		fprintf(fp, "\"%04o\"", *(const unsigned *)p);
-		break;
-	case T_FAMILIES: {
-		const char *sep = "";
-
-		fputc('[', fp);
-		for (i = 0; f->names[i].name; i++) {
-			if (*(const unsigned *)p & (unsigned)f->names[i].value) {
-				fprintf(fp, "%s%s", sep, f->names[i].name);
-				sep = ", ";
-			}
-		}
-		fputc(']', fp);
-		break;
-	}
-	case T_TABLES:
-		if (c->netlink.all_tables) {
-			fputs("all", fp);
-			break;
-		}
-		fputc('[', fp);
-		for (i = 0; i < c->netlink.ntables; i++) {
-			const char *name = conf_name_of(f->names, (int)c->netlink.tables[i]);
-
-			if (i)
-				fputs(", ", fp);
-			if (name && c->netlink.tables[i] <= 255)
-				fputs(name, fp);
-			else
-				fprintf(fp, "%u", c->netlink.tables[i]);
-		}
-		fputc(']', fp);
-		break;
-	}
-	fputc('\n', fp);
-}
-
 int
 conf_print(const struct conf *conf, FILE *fp)
 {
@@ -1427,9 +1513,15 @@ conf_print(const struct conf *conf, FILE *fp)
 
 	for (sec = 0; sec < NSECTIONS; sec++) {
 		fprintf(fp, "%s:\n", conf_sections[sec]);
-		for (i = 0; i < F_COUNT; i++)
-			if (conf_fields[i].section == sec)
-				conf_print_field(fp, conf, &conf_fields[i]);
+		for (i = 0; i < F_COUNT; i++) {
+			const struct conf_field *f = &conf_fields[i];
+
+			if (f->section != sec)
+				continue;
+			fprintf(fp, "  %s: ", f->key);
+			conf_types[f->type].print(fp, f, (const char *)conf + f->off);
+			fputc('\n', fp);
+		}
 	}
 	return ferror(fp) ? -EIO : 0;
 }
@@ -1457,29 +1549,22 @@ static bool
 conf_field_equal(const struct conf *a, const struct conf *b, const struct conf_field *f)
 {
 	const void *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
+	const struct conf_netlink *na = pa, *nb = pb;
 
-	switch (f->type) {
-	case T_UINT:
-	case T_POW2:
-	case T_MODE:
-	case T_FAMILIES:
+	switch (conf_types[f->type].store) {
+	case ST_UINT:
 		return *(const unsigned *)pa == *(const unsigned *)pb;
-	case T_BOOL:
+	case ST_BOOL:
 		return *(const bool *)pa == *(const bool *)pb;
-	case T_DURATION:
-	case T_SIZE:
+	case ST_U64:
 		return *(const uint64_t *)pa == *(const uint64_t *)pb;
-	case T_ENUM:
+	case ST_INT:
 		return *(const int *)pa == *(const int *)pb;
-	case T_PATH:
-	case T_GROUP:
-	case T_ADDR:
+	case ST_STR:
 		return !strcmp(pa, pb);
-	case T_TABLES:
-		return a->netlink.all_tables == b->netlink.all_tables &&
-		       a->netlink.ntables == b->netlink.ntables &&
-		       !memcmp(a->netlink.tables, b->netlink.tables,
-			       a->netlink.ntables * sizeof(a->netlink.tables[0]));
+	case ST_TABLES:
+		return na->all_tables == nb->all_tables && na->ntables == nb->ntables &&
+		       !memcmp(na->tables, nb->tables, na->ntables * sizeof(na->tables[0]));
 	}
 	return false;
 }
