@@ -43,7 +43,7 @@
 #     with one after; the fibd user stays, as system users do).
 #
 # The root file system (mmdebstrap minbase + systemd + fibd's run-time
-# dependencies, 60-75 s and 210 MB) is built once from the Debian archive
+# dependencies, 1.5-3 minutes here and 210 MB) is built once from the Debian archive
 # of the host's apt sources and cached in $FIBD_TEST_CACHE
 # (/var/cache/fibd-test), keyed on the package list and the sources; the
 # container boots with --volatile=overlay, so the cache stays pristine.
@@ -126,7 +126,7 @@ if [ -f "$root.ok" ] && [ -d "$root" ]; then
 else
 	mkdir -p "$cache" || exit 99
 	rm -rf "$root" "$root.new"
-	echo "building the root file system $root: minbase + $pkgs (about 60-75 s, once)"
+	echo "building the root file system $root: minbase + $pkgs (1.5-3 minutes here, once)"
 	t0=$SECONDS
 	if ! mmdebstrap --variant=minbase --include="$(echo "$pkgs" | tr ' ' ',' | sed 's/,*$//')" \
 		"$suite" "$root.new" "${sources[@]}" >"$tmp/mmdebstrap.log" 2>&1; then
