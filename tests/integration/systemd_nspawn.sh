@@ -27,15 +27,19 @@
 #     run as a oneshot unit whose [Service] is the installed unit's with
 #     only the start/notify/restart lines replaced, i.e. the same
 #     sandbox: no writes outside its runtime directory (and PrivateTmp),
-#     AF_UNIX and AF_NETLINK sockets allowed, AF_PACKET refused
-#     (RestrictAddressFamilies), AF_INET allowed (the unit keeps it for
-#     the loopback metrics listener) but traffic to a non-loopback
-#     address refused (IPAddressDeny=any, IPAddressAllow=localhost)
-#     where this systemd enforces IPAddressDeny= at all (a control unit
-#     with only that tells; not on cgroup v1, as here: then the property
-#     is checked and a note says so);
-#  7. stop: inactive, Result=success;
-#  8. upgrade over itself (dpkg -i the same packages again): running
+#     AF_UNIX and AF_NETLINK sockets allowed, AF_INET, AF_INET6 and
+#     AF_PACKET refused with EAFNOSUPPORT (RestrictAddressFamilies);
+#  7. metrics, an explicit step: enabled in fibd.yaml under the default
+#     unit, a reload keeps the daemon (same MainPID) and logs the fix,
+#     a restart fails with it; with the packaged drop-in
+#     fibd-metrics.conf installed, fibd starts and answers GET /metrics
+#     on 127.0.0.1, and the probe gets AF_INET and AF_INET6 and may send
+#     to loopback but not elsewhere (IPAddressDeny=any,
+#     IPAddressAllow=localhost) where this systemd enforces IPAddressDeny=
+#     at all (a control unit with only that tells; not on cgroup v1: then
+#     the property is checked and a note says so);
+#  8. stop: inactive, Result=success;
+#  9. upgrade over itself (dpkg -i the same packages again): running
 #     again, the changed conffile kept; remove: the daemon stopped, only
 #     the conffile (and the unit's enablement, kept for a reinstall as
 #     for every Debian service) left; purge: nothing left of the packages
@@ -341,7 +345,11 @@ sock("AF_INET6", AF_INET6, SOCK_DGRAM);
 sock("AF_PACKET", 17, SOCK_DGRAM);
 sub udp {
 	my ($name, $addr) = @_;
-	socket(my $s, AF_INET, SOCK_DGRAM, 0) or die "socket: $!";
+	my $s;
+	unless (socket($s, AF_INET, SOCK_DGRAM, 0)) {
+		printf "send %s refused %s\n", $name, $!{EAFNOSUPPORT} ? "EAFNOSUPPORT" : "$!";
+		return;
+	}
 	if (send($s, "x", 0, sockaddr_in(9, inet_aton($addr)))) { print "send $name ok\n"; }
 	else { printf "send %s refused %s\n", $name, $!{EPERM} ? "EPERM" : "$!"; }
 }
@@ -377,9 +385,75 @@ expect "uid $uid gid $gid"
 expect "socket AF_UNIX ok"
 expect "socket AF_NETLINK ok"
 expect "socket AF_PACKET refused EAFNOSUPPORT" RestrictAddressFamilies
-expect "socket AF_INET ok" "kept for the loopback metrics listener"
-expect "socket AF_INET6 ok" "same"
-expect "send loopback ok"
+expect "socket AF_INET refused EAFNOSUPPORT" "no AF_INET without the metrics drop-in"
+expect "socket AF_INET6 refused EAFNOSUPPORT" "same"
+expect "send loopback refused EAFNOSUPPORT"
+for d in / /etc /etc/fibd /usr /var /var/lib /run; do
+	echo "$probe" | grep -q "^write $d refused" && ok "probe: write in $d refused" ||
+		bad "probe: $(echo "$probe" | grep "^write $d ")"
+done
+for d in /root /home; do
+	echo "$probe" | grep -q "^write $d refused" && ok "probe: write in $d refused (ProtectHome)" ||
+		bad "probe: $(echo "$probe" | grep "^write $d ")"
+done
+expect "write /run/fibd-probe ok" "its RuntimeDirectory"
+expect "write /tmp ok" "PrivateTmp"
+
+# --- 7. metrics -------------------------------------------------------------------------
+dropin=/usr/share/doc/fibd/examples/fibd-metrics.conf
+c test -f $dropin && ok "the package ships $dropin" || bad "no $dropin"
+c sed -i '/^metrics:/,/^[a-z]/s/^\(  enabled:\) false$/\1 true/' /etc/fibd/fibd.yaml
+c sh -c "sed -n '/^metrics:/,/^[a-z]/p' /etc/fibd/fibd.yaml | grep -q '^  enabled: true\$'" ||
+	die "could not set metrics.enabled in fibd.yaml"
+fix='add the drop-in fibd-metrics.conf'
+pid=$(prop MainPID)
+c systemctl reload fibd || bad "systemctl reload fibd with metrics enabled"
+for _ in $(seq 1 50); do
+	c journalctl -q -u fibd --no-pager | grep -qF "$fix" && break
+	sleep 0.1
+done
+line=$(c journalctl -q -u fibd --no-pager -o cat | grep -F "$fix" | tail -n 1)
+[ -n "$line" ] && ok "reload, metrics without the drop-in, logged: $line" ||
+	bad "no '$fix' in the journal after the reload"
+if [ "$(prop MainPID)" = "$pid" ] && [ "$(prop ActiveState)" = active ] &&
+	c runuser -u testuser -- fibctl show summary >/dev/null 2>&1; then
+	ok "the reload kept fibd running (MainPID $pid, fibctl answers)"
+else
+	bad "after the reload: MainPID $(prop MainPID), $(prop ActiveState)"
+fi
+nfix() { c journalctl -q -u fibd --no-pager -o cat | grep -cF "$fix"; }
+n0=$(nfix)
+if c timeout 60 systemctl restart fibd 2>/dev/null; then
+	bad "fibd started with metrics enabled and AF_INET refused"
+else
+	ok "restart with metrics enabled and AF_INET refused: the start fails"
+fi
+# Cancel Restart=on-failure's next try before the start limit.
+c systemctl stop fibd
+c systemctl reset-failed fibd
+[ "$(nfix)" -gt "$n0" ] &&
+	ok "the failed start logged '$fix'" || bad "the failed start did not log '$fix'"
+c mkdir -p /etc/systemd/system/fibd.service.d /etc/systemd/system/fibd-probe.service.d
+c cp $dropin /etc/systemd/system/fibd.service.d/metrics.conf
+c cp $dropin /etc/systemd/system/fibd-probe.service.d/metrics.conf
+c systemctl daemon-reload
+c timeout 60 systemctl restart fibd || bad "restart with the drop-in: $(c journalctl -q -u fibd --no-pager | tail -n 3)"
+[ "$(prop ActiveState)/$(prop SubState)" = active/running ] && ok "with the drop-in: active (running)" ||
+	bad "with the drop-in: $(prop ActiveState)/$(prop SubState)"
+# bash's /dev/tcp: minbase has no curl.
+m=$(c timeout 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9342 &&
+	printf "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' 2>&1)
+if echo "$m" | head -n1 | grep -q '^HTTP/1.[01] 200' && echo "$m" | grep -q "^fibd_routes{family=\"ipv4\"} $k4"; then
+	ok "GET http://127.0.0.1:9342/metrics in the container: 200, $(echo "$m" | grep '^fibd_routes{family="ipv4"}' | tr -d '\r')"
+else
+	bad "GET /metrics: $(echo "$m" | head -n 5)"
+fi
+c systemctl start fibd-probe || bad "the probe with the drop-in failed: $(c journalctl -q -u fibd-probe --no-pager | tail -n 5)"
+probe=$(c cat /run/fibd-probe.out)
+expect "socket AF_INET ok" "the drop-in"
+expect "socket AF_INET6 ok" "the drop-in"
+expect "socket AF_PACKET refused EAFNOSUPPORT" "still"
+expect "send loopback ok" "IPAddressAllow=localhost"
 # IPAddressDeny= needs systemd's cgroup BPF firewall, which it does not
 # set up (and logs only at debug level) when it runs on cgroup v1, as in
 # a container on a host without systemd. A control unit with nothing but
@@ -395,27 +469,20 @@ if c grep -qx 'send remote ok' /run/fibd-ipcheck.out; then
 else
 	expect "send remote refused EPERM" "IPAddressDeny=any"
 fi
-for d in / /etc /etc/fibd /usr /var /var/lib /run; do
-	echo "$probe" | grep -q "^write $d refused" && ok "probe: write in $d refused" ||
-		bad "probe: $(echo "$probe" | grep "^write $d ")"
-done
-for d in /root /home; do
-	echo "$probe" | grep -q "^write $d refused" && ok "probe: write in $d refused (ProtectHome)" ||
-		bad "probe: $(echo "$probe" | grep "^write $d ")"
-done
-expect "write /run/fibd-probe ok" "its RuntimeDirectory"
-expect "write /tmp ok" "PrivateTmp"
+c sed -i '/^metrics:/,/^[a-z]/s/^\(  enabled:\) true$/\1 false/' /etc/fibd/fibd.yaml
+c rm -rf /etc/systemd/system/fibd.service.d /etc/systemd/system/fibd-probe.service.d
 c rm -f /etc/systemd/system/fibd-probe.service /usr/local/lib/fibd-probe.pl /run/fibd-probe.out \
 	/run/fibd-ipcheck.out
 c systemctl daemon-reload
+c timeout 60 systemctl restart fibd || bad "restart without the metrics drop-in"
 
-# --- 7. stop -----------------------------------------------------------------------------
+# --- 8. stop -----------------------------------------------------------------------------
 c timeout 30 systemctl stop fibd || bad "systemctl stop fibd"
 r="$(prop ActiveState) $(prop Result) $(prop ExecMainStatus)"
 [ "$r" = "inactive success 0" ] && ok "systemctl stop fibd: inactive, result success, exit 0" ||
 	bad "after stop: ActiveState Result ExecMainStatus = $r"
 
-# --- 8. upgrade, remove, purge ---------------------------------------------------------
+# --- 9. upgrade, remove, purge ---------------------------------------------------------
 # shellcheck disable=SC2086
 c dpkg -i $debnames >"$tmp/dpkg-upgrade.log" 2>&1 || { cat "$tmp/dpkg-upgrade.log"; bad "dpkg -i over itself"; }
 c timeout 30 systemctl is-active -q fibd || sleep 2
