@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -344,6 +345,15 @@ fibd_http_new(struct fibd *d, const char *address)
 	lis = evconnlistener_new_bind(
 	    d->base, NULL, NULL, LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_CLOSE_ON_FREE,
 	    128, (struct sockaddr *)&ss, sslen);
+	if (!lis && errno == EAFNOSUPPORT) {
+		/* The unit's default RestrictAddressFamilies= refuses
+		 * AF_INET and AF_INET6: metrics are an explicit step. */
+		log_warnx("metrics: cannot listen on %s: address family refused; under "
+			  "systemd, add the drop-in fibd-metrics.conf (fibd(8), METRICS)",
+			  address);
+		evhttp_free(http);
+		return NULL;
+	}
 	if (!lis || !evhttp_bind_listener(http, lis)) {
 		log_warn("metrics: cannot listen on %s", address);
 		if (lis)
@@ -364,7 +374,8 @@ fibd_http_new(struct fibd *d, const char *address)
 }
 
 /* Listen on address ("127.0.0.1:9342", "[::1]:9342"). Returns 0 or -1
- * (logged). Context: main loop. */
+ * (logged). On a reload a failure leaves fibd running without metrics;
+ * at start fibd_metrics_open makes it fatal. Context: main loop. */
 int
 fibd_metrics_listen(struct fibd *d, const char *address)
 {
@@ -372,7 +383,9 @@ fibd_metrics_listen(struct fibd *d, const char *address)
 	return d->metrics.http ? 0 : -1;
 }
 
-/* Context: main loop, at start. */
+/* At start, metrics enabled but not served is fatal: the operator asked
+ * for them and sees the failed start (a reload keeps the daemon and
+ * only logs). Context: main loop, at start. */
 void
 fibd_metrics_open(struct fibd *d)
 {

@@ -314,6 +314,8 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 						(unsigned)(n->lookup.idle_timeout_us / 1000));
 	}
 	if ((changed & CONF_METRICS) && o) {
+		/* A listener that cannot be had is logged, not fatal: the
+		 * daemon runs on without metrics. */
 		fibd_metrics_unlisten(d);
 		if (n->metrics.enabled)
 			fibd_metrics_listen(d, n->metrics.address);

@@ -28,6 +28,7 @@ print-install-dirs:
 	@echo "prefix='$(prefix)' bindir='$(bindir)' sbindir='$(sbindir)' libdir='$(libdir)'"
 	@echo "includedir='$(includedir)' sysconfdir='$(sysconfdir)' mandir='$(mandir)'"
 	@echo "unitdir='$(systemdsystemunitdir)' sysusersdir='$(sysusersdir)'"
+	@echo "exampledir='$(systemdexampledir)'"
 	@echo "pkgconfigdir='$(pkgconfigdir)' programs='$(bin_PROGRAMS) $(sbin_PROGRAMS)'"
 MK
 vars=$($MAKE -s --no-print-directory -f Makefile -f "$dest/vars.mk" print-install-dirs) || exit 99
@@ -71,6 +72,7 @@ want "$sysconfdir/fibd/fibd.yaml"
 want "$mandir/man8/fibd.8"
 want "$mandir/man8/fibctl.8"
 want "$mandir/man5/fibd.yaml.5"
+want "$exampledir/fibd-metrics.conf"
 
 # The unit must point at the installed paths, nothing left unsubstituted.
 unit=$root$unitdir/fibd.service

@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # systemd integration: the unit (fibd.service.in, paths substituted here),
-# the sysusers.d entry, the man pages fibd(8) and fibctl(8), and the tests
+# the sysusers.d entry, the metrics drop-in (an example, in docdir), the
+# man pages fibd(8) and fibctl(8), and the tests
 # that check the unit's hardening and what `make install` installs.
 # (The example config and fibd.yaml(5) are installed by conf/local.mk.)
 systemdsystemunit_DATA = systemd/fibd.service
 sysusersdir = $(prefix)/lib/sysusers.d
 sysusers_DATA = systemd/sysusers.d/fibd.conf
+# The drop-in that lets the unit open the metrics listener's socket.
+systemdexampledir = $(docdir)/examples
+dist_systemdexample_DATA = systemd/fibd-metrics.conf
 dist_man8_MANS = \
 	systemd/fibd.8 \
 	systemd/fibctl.8

@@ -43,6 +43,17 @@ EXTRA_DIST += \
 	tests/integration/nlbench.sh \
 	tests/integration/README.md
 
+# The Debian packages under a real systemd, a stage of ./quickstart test
+# (root; not in make check: it builds packages and boots a container):
+# tests/integration/systemd_nspawn.sh and its package builder. They ship
+# so the tarball's quickstart is whole; from a tarball the test skips,
+# since debian/ stays out of it: Debian packaging belongs to the git tree
+# (a native package), and a debian/ in an upstream tarball gets in the
+# way of a distribution's own.
+EXTRA_DIST += \
+	tests/integration/systemd_nspawn.sh \
+	tests/integration/deb_build.sh
+
 .PHONY: check-integration bench-nl
 check-integration: daemon/fibd client/fibctl
 	@fail=0; for t in $(NL_INTEGRATION_TESTS); do \
