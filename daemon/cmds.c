@@ -290,6 +290,24 @@ fibd_log_stats(struct fibd *d)
 	}
 }
 
+/* The loop's lateness per phase (health.c's 1 ms probe, lag.h), in ms. */
+static void
+fibd_show_lag(struct fibd *d, struct evbuffer *out)
+{
+	for (unsigned p = 0; p < LAG_PHASES; p++) {
+		const struct lag_hist *h = &d->health.lag[p];
+		const char *name = lag_phase_name(p);
+
+		evbuffer_add_printf(out, "loop_lag_%s_ticks %llu\n", name,
+				    (unsigned long long)h->count);
+		evbuffer_add_printf(out, "loop_lag_%s_p50_ms %.3f\n", name,
+				    lag_hist_quantile(h, 0.5) / 1e3);
+		evbuffer_add_printf(out, "loop_lag_%s_p99_ms %.3f\n", name,
+				    lag_hist_quantile(h, 0.99) / 1e3);
+		evbuffer_add_printf(out, "loop_lag_%s_max_ms %.3f\n", name, h->max_us / 1e3);
+	}
+}
+
 static void
 fibd_show_summary(struct fibd *d, struct evbuffer *out)
 {
@@ -327,6 +345,7 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 		evbuffer_add_printf(out, "lookup_idle_closed %llu\n",
 				    (unsigned long long)ls.idle_closed);
 	}
+	fibd_show_lag(d, out);
 	if (d->cache) {
 		struct flow_stats fs;
 

@@ -43,6 +43,7 @@
 #include "daemon/ctl.h"
 #include "daemon/handoff.h"
 #include "daemon/ingest.h"
+#include "daemon/lag.h"
 #include "daemon/log.h"
 
 struct flow_cache;
@@ -120,8 +121,12 @@ struct fibd_starve {
 /* systemd, limits and the loop's stalls (health.c). */
 struct fibd_health {
 	struct event *watchdog, *status;
-	struct event *probe; /* 1 ms tick until ready: the loop's longest stall */
+	/* 1 ms tick, always: the loop's lateness by phase (lag.h), the
+	 * longest stall of the first load and of each compaction */
+	struct event *probe;
 	double probe_last, probe_max;
+	struct lag_hist lag[LAG_PHASES];
+	int lag_reload; /* the next tick's lateness is a reload's */
 	/* the 1 ms probe also runs during a compaction (fibd_probe_watch):
 	 * the loop's longest stall from its start to its end */
 	int probe_watch;
@@ -230,12 +235,15 @@ void fibd_health_open(struct fibd *d);
 void fibd_health_close(struct fibd *d);
 /* STATUS= for systemd when it changed. Context: main loop. */
 void fibd_status(struct fibd *d);
-/* The 1 ms probe: once now, watched from t0 during a compaction, and
- * stopped at ready. Context: main loop. */
+/* The 1 ms probe, always on: its lateness by phase (lag.h); its longest
+ * gap until ready (fibd_probe_stop) and from t0 during a compaction
+ * (watch, unwatch). Context: main loop. */
 void fibd_probe(evutil_socket_t fd, short what, void *arg);
 void fibd_probe_watch(struct fibd *d, double t0);
 void fibd_probe_unwatch(struct fibd *d);
 void fibd_probe_stop(struct fibd *d);
+/* The next tick's lateness is a reload's. Context: main loop. */
+void fibd_lag_reload(struct fibd *d);
 
 /* settle.c */
 

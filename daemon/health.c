@@ -5,8 +5,9 @@
  * sd_notify's STATUS= line, the watchdog (petted by the running loop
  * only while every lookup thread and the cache's expiry worker show life),
  * the descriptor limit, the log of out-of-descriptor episodes of the
- * three listeners, and the 1 ms probe that measures the loop's longest
- * stall (until ready, and during each compaction).
+ * three listeners, and the 1 ms probe that measures the loop's lateness
+ * by phase (lag.h: first load, steady, resync, compaction, reload) and
+ * its longest stall during the first load and each compaction.
  */
 #include "config.h"
 
@@ -154,23 +155,55 @@ fibd_watchdog(evutil_socket_t fd, short what, void *arg)
 	sd_notify(0, "WATCHDOG=1");
 }
 
+/* The phase the loop is in for the lag histograms. */
+static enum lag_phase
+fibd_lag_phase(struct fibd *d)
+{
+	if (!d->ready)
+		return LAG_LOAD;
+	if (d->comp.cw.running)
+		return LAG_COMPACT;
+	if (d->health.lag_reload)
+		return LAG_RELOAD;
+	if (!ingest_idle(d->ing))
+		return LAG_RESYNC;
+	return LAG_STEADY;
+}
+
+/* The gap since the last tick: the longest of the first load
+ * (probe_max) or of the running compaction (stall_cur); with record,
+ * its lateness past the 1 ms period goes to the phase's histogram. */
+static void
+fibd_probe_gap(struct fibd *d, int record)
+{
+	struct fibd_health *h = &d->health;
+	double now = fibd_now(), gap = now - h->probe_last;
+
+	if (h->probe_watch) {
+		if (gap > h->stall_cur)
+			h->stall_cur = gap;
+	} else if (!d->ready && gap > h->probe_max) {
+		h->probe_max = gap;
+	}
+	if (record) {
+		double late = gap - 1e-3;
+
+		lag_hist_add(&h->lag[fibd_lag_phase(d)], late > 0 ? (uint64_t)(late * 1e6) : 0);
+		h->lag_reload = 0;
+	}
+	h->probe_last = now;
+}
+
 void
 fibd_probe(evutil_socket_t fd, short what, void *arg)
 {
-	struct fibd *d = arg;
-	double now = fibd_now(), gap = now - d->health.probe_last;
-
-	if (d->health.probe_watch) {
-		if (gap > d->health.stall_cur)
-			d->health.stall_cur = gap;
-	} else if (gap > d->health.probe_max) {
-		d->health.probe_max = gap;
-	}
-	d->health.probe_last = now;
+	(void)fd;
+	(void)what;
+	fibd_probe_gap(arg, 1);
 }
 
-/* Run the 1 ms probe from t0 (the start of the main thread's own part)
- * until fibd_probe_unwatch: the loop's longest stall during a
+/* Watch the probe's gaps from t0 (the start of the main thread's own
+ * part) until fibd_probe_unwatch: the loop's longest stall during a
  * compaction. Context: main loop, once ready. */
 void
 fibd_probe_watch(struct fibd *d, double t0)
@@ -179,8 +212,8 @@ fibd_probe_watch(struct fibd *d, double t0)
 		return;
 	d->health.probe_watch = 1;
 	d->health.stall_cur = 0;
-	d->health.probe_last = t0;
-	event_add(d->health.probe, &(struct timeval){0, 1000});
+	if (t0 < d->health.probe_last)
+		d->health.stall_cur = d->health.probe_last - t0;
 }
 
 void
@@ -188,21 +221,26 @@ fibd_probe_unwatch(struct fibd *d)
 {
 	if (!d->health.probe_watch)
 		return;
-	fibd_probe(-1, 0, d); /* up to now: the main thread's last steps */
-	event_del(d->health.probe);
+	fibd_probe_gap(d, 0); /* up to now: the main thread's last steps */
 	d->health.probe_watch = 0;
 	d->health.stall_last = d->health.stall_cur;
 	if (d->health.stall_cur > d->health.stall_max)
 		d->health.stall_max = d->health.stall_cur;
 }
 
-/* Stop the probe at ready: its longest gap is the first load's stall.
+/* At ready: the first load's longest stall up to now. The probe goes on.
  * Context: main loop. */
 void
 fibd_probe_stop(struct fibd *d)
 {
-	fibd_probe(-1, 0, d);
-	event_del(d->health.probe);
+	fibd_probe_gap(d, 0);
+}
+
+/* A reload runs now: the next tick's lateness is its. Context: main loop. */
+void
+fibd_lag_reload(struct fibd *d)
+{
+	d->health.lag_reload = 1;
 }
 
 static struct event *
@@ -215,7 +253,7 @@ fibd_health_timer(struct fibd *d, event_callback_fn cb, time_t sec, long usec, c
 	return ev;
 }
 
-/* The probe (1 ms until ready), STATUS= every 5 s, the out-of-descriptors
+/* The probe (1 ms, always), STATUS= every 5 s, the out-of-descriptors
  * log every second, and the watchdog at half systemd's WatchdogSec.
  * Context: main loop, at start. */
 void

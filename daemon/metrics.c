@@ -42,6 +42,9 @@ struct fibd_snap {
 	uint64_t reloads, reload_failures;
 	struct fib_stats fib;
 	double gp_max;
+	/* per phase (lag.h): p50, p99, max of the loop's lateness, and ticks */
+	double lag[LAG_PHASES][3];
+	uint64_t lag_ticks[LAG_PHASES];
 };
 
 enum fibd_value { V_INT, V_UNS, V_U64, V_SIZE, V_F6, V_F9 };
@@ -156,6 +159,30 @@ static const struct fibd_metric {
 	{ "grace_periods_total", C, "RCU grace periods waited for.", NULL, N_READY, V_U64,
 	  S(fib.reclaim.grace_periods) },
 	{ "grace_period_seconds_max", G, "Longest grace period.", NULL, N_READY, V_F9, S(gp_max) },
+#define LAG_Q(p, name, q, i)                                                                \
+	{ "loop_lag_seconds", G, NULL, "phase=\"" name "\",quantile=\"" q "\"", 0, V_F6,    \
+	  S(lag[p][i]) }
+#define LAG_QS(p, name) LAG_Q(p, name, "0.5", 0), LAG_Q(p, name, "0.99", 1), LAG_Q(p, name, "1", 2)
+#define LAG_TICKS(p, name) \
+	{ "loop_lag_ticks_total", C, NULL, "phase=\"" name "\"", 0, V_U64, S(lag_ticks[p]) }
+	{ "loop_lag_seconds", G,
+	  "Lateness of the event loop's 1 ms tick by phase: quantiles (1: the maximum).",
+	  "phase=\"load\",quantile=\"0.5\"", 0, V_F6, S(lag[LAG_LOAD][0]) },
+	LAG_Q(LAG_LOAD, "load", "0.99", 1),
+	LAG_Q(LAG_LOAD, "load", "1", 2),
+	LAG_QS(LAG_STEADY, "steady"),
+	LAG_QS(LAG_RESYNC, "resync"),
+	LAG_QS(LAG_COMPACT, "compaction"),
+	LAG_QS(LAG_RELOAD, "reload"),
+	{ "loop_lag_ticks_total", C, "Ticks of the event loop's 1 ms probe by phase.",
+	  "phase=\"load\"", 0, V_U64, S(lag_ticks[LAG_LOAD]) },
+	LAG_TICKS(LAG_STEADY, "steady"),
+	LAG_TICKS(LAG_RESYNC, "resync"),
+	LAG_TICKS(LAG_COMPACT, "compaction"),
+	LAG_TICKS(LAG_RELOAD, "reload"),
+#undef LAG_TICKS
+#undef LAG_QS
+#undef LAG_Q
 #undef C
 #undef G
 #undef S
@@ -194,6 +221,14 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	}
 	s->reloads = d->reloads;
 	s->reload_failures = d->reload_failures;
+	for (unsigned p = 0; p < LAG_PHASES; p++) {
+		const struct lag_hist *h = &d->health.lag[p];
+
+		s->lag[p][0] = lag_hist_quantile(h, 0.5) * 1e-6;
+		s->lag[p][1] = lag_hist_quantile(h, 0.99) * 1e-6;
+		s->lag[p][2] = h->max_us * 1e-6;
+		s->lag_ticks[p] = h->count;
+	}
 	if (d->ready) {
 		fibd_fib_stats(d, &s->fib);
 		s->gp_max = (double)s->fib.reclaim.gp_ns_max * 1e-9;

@@ -344,6 +344,7 @@ fibd_reload(struct fibd *d, struct evbuffer *errs)
 	int rc;
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(fibd_now() * 1e6));
+	fibd_lag_reload(d);
 	memset(&ce, 0, sizeof(ce));
 	rc = conf_parse_file(d->opts.conf_path, &n, &ce);
 	if (rc == -ENOENT && !d->opts.conf_given) {

@@ -133,6 +133,18 @@ grep -q 'reload failed, old configuration kept' "$TMP/reload.err" || nl_fail "fi
 kill -0 "$FIBD_PID" || nl_fail "fibd died on a bad reload"
 ctl --json show summary | grep -q '"reload_failures": 2' || nl_fail "reload_failures"
 echo "ok: reload good and bad"
+# The loop-lag probe: ticks in the load, steady and reload phases (three
+# reloads above), quantiles ordered, the same figures in the metrics.
+ctl --json show summary >"$TMP/lag.json"
+for p in load steady reload; do
+	grep -q "\"loop_lag_${p}_ticks\": [1-9]" "$TMP/lag.json" || nl_fail "no loop_lag $p ticks: $(grep loop_lag "$TMP/lag.json")"
+done
+awk -F'[:,]' '/loop_lag_.*_p50_ms/ { p50 = $2 } /loop_lag_.*_p99_ms/ { if ($2 + 0 < p50 + 0) bad = 1; p99 = $2 }
+	/loop_lag_.*_max_ms/ { if ($2 + 0 < p99 + 0) bad = 1 } END { exit bad }' "$TMP/lag.json" ||
+	nl_fail "loop lag quantiles out of order: $(grep loop_lag "$TMP/lag.json")"
+ctl metrics | grep -q '^fibd_loop_lag_seconds{phase="load",quantile="0.99"} [0-9.]*$' || nl_fail "metrics: no loop lag"
+ctl metrics | grep -q '^fibd_loop_lag_ticks_total{phase="reload"} [1-9]' || nl_fail "metrics: no reload ticks"
+echo "ok: loop lag: $(grep -o '"loop_lag_load_[a-z0-9_]*": [0-9.]*' "$TMP/lag.json" | tr '\n' ' ')"
 
 # 100 concurrent clients.
 pids=""
@@ -329,6 +341,7 @@ if grep -q 'applied once the running compaction is done' "$TMP/fibd4.log"; then
 fi
 ctl show config | grep -q 'inflate_threshold: 65' || nl_fail "reload during the compaction not applied"
 ctl metrics | grep -q '^fibd_compactions_total 2$' || nl_fail "compactions_total: $(ctl metrics | grep compactions_total)"
+ctl metrics | grep -q '^fibd_loop_lag_ticks_total{phase="compaction"} [1-9]' || nl_fail "metrics: no compaction lag ticks"
 nl_fibd_sync "$TMP/cdump"
 nl_compare_dump 254 "$TMP/cdump" compact
 ctl lookup 203.0.7.1 | grep -q '^203.0.7.1 203.0.7.0/24 unicast via 10.0.0.3 dev v0$' || nl_fail "route added during the compaction: $(ctl lookup 203.0.7.1)"

@@ -196,3 +196,10 @@ tests_unit_nl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS)
 tests_unit_nl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(CHECK_LIBS)
 EXTRA_DIST += tests/nl
 CLEANFILES += nl_test-*.out
+
+# The loop-lateness histogram against a sorted array.
+check_PROGRAMS += tests/unit/lag_test
+TESTS += tests/unit/lag_test
+tests_unit_lag_test_SOURCES = tests/unit/lag_test.c daemon/lag.c
+tests_unit_lag_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_lag_test_LDADD = $(CHECK_LIBS) -lm
