@@ -24,8 +24,9 @@
  * field holds an index into the path array until the set is complete
  * (realloc would move the paths), then becomes a pointer.
  *
- * Every function declared here runs on the main loop, except
- * ingest_loader (the loader thread, the FIB's writer while it runs).
+ * Context: main loop, for every function declared here but
+ * ingest_loader (Context: writer, the loader thread). While the loader
+ * runs, the main loop dumps IPv6 into the dump set and writes nothing.
  */
 #ifndef DAEMON_INGEST_PRIV_H
 #define DAEMON_INGEST_PRIV_H
