@@ -22,7 +22,7 @@
  *                       its comment says otherwise; the FIB's writer,
  *                       except while it has lent the FIB to a thread below
  *   loader thread       "writer" until ready: fib_load of the first dump
- *                       (daemon/ingest.c, through daemon/handoff.c)
+ *                       (daemon/ingest_load.c, through daemon/handoff.c)
  *   compaction thread   "writer" for one pass (settle.c, through
  *                       daemon/handoff.c); meanwhile the main loop pauses
  *                       the ingest and only reads the FIB

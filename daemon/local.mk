@@ -7,6 +7,10 @@ daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
 	daemon/ingest.c \
+	daemon/ingest_event.c \
+	daemon/ingest_dump.c \
+	daemon/ingest_load.c \
+	daemon/ingest_resync.c \
 	daemon/ingest_sweep.c \
 	daemon/ctl.c \
 	daemon/lookup.c \
@@ -22,6 +26,7 @@ noinst_HEADERS += \
 	daemon/log.h \
 	daemon/nl.h \
 	daemon/ingest.h \
+	daemon/ingest_priv.h \
 	daemon/ingest_sweep.h \
 	daemon/ctl.h \
 	daemon/lookup.h \

@@ -97,7 +97,10 @@ struct lookup {
 	uint64_t refused_fds, accept_errors, fd_episodes;
 };
 
-/* Build the answer to one request; returns its length. */
+/*
+ * Build the answer to one request; returns its length. The lookup hot
+ * path: one function with named steps (doc/style.md, item 17).
+ */
 static size_t
 lookup_answer(struct lookup_thread *t, size_t len)
 {
@@ -111,6 +114,7 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	struct flow_cache *fc;
 	unsigned n;
 
+	/* Step 1: check the request header and size. */
 	memset(r, 0, sizeof(*r));
 	r->magic = LOOKUP_MAGIC;
 	r->version = LOOKUP_VERSION;
@@ -130,6 +134,7 @@ lookup_answer(struct lookup_thread *t, size_t len)
 		r->status = EINVAL;
 		return sizeof(*r);
 	}
+	/* Step 2: the batch of lookups, through the flow cache if there is one. */
 	table = q->table ? q->table : t->l->table;
 	nh = (struct lookup_nh *)(res + n);
 	if (q->family == AF_INET)
@@ -155,6 +160,7 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	} else {
 		fib_lookup6_batch_rcu(t->l->fib, table, (const uint8_t (*)[16])addr, t->res, n);
 	}
+	/* Step 3: the results and their next hops, still under the read lock. */
 	for (unsigned i = 0; i < n; i++) {
 		struct fib_match m;
 		struct lookup_result *o = &res[i];
@@ -312,6 +318,25 @@ lookup_idle_check(struct lookup_thread *t, int64_t now)
 	return (int)(next - now);
 }
 
+/* A new client in the next free slot (the caller checked there is one). */
+static void
+lookup_accept(struct lookup_thread *t, int64_t now)
+{
+	int fd = accept4(t->l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0) {
+		lookup_accept_error(t, errno);
+		return;
+	}
+	lookup_fed(t);
+	t->pfd[2 + t->nclients].fd = fd;
+	t->pfd[2 + t->nclients].events = POLLIN;
+	t->pfd[2 + t->nclients].revents = 0;
+	t->last[t->nclients] = now;
+	t->nclients++;
+	__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
+}
+
 static void *
 lookup_thread_main(void *arg)
 {
@@ -353,21 +378,8 @@ lookup_thread_main(void *arg)
 			continue;
 		if (n < 0 || t->pfd[1].revents)
 			break;
-		if ((t->pfd[0].revents & POLLIN) && listen) {
-			int fd = accept4(t->l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-			if (fd >= 0) {
-				lookup_fed(t);
-				t->pfd[2 + t->nclients].fd = fd;
-				t->pfd[2 + t->nclients].events = POLLIN;
-				t->pfd[2 + t->nclients].revents = 0;
-				t->last[t->nclients] = now;
-				t->nclients++;
-				__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
-			} else {
-				lookup_accept_error(t, errno);
-			}
-		}
+		if ((t->pfd[0].revents & POLLIN) && listen)
+			lookup_accept(t, now);
 		for (unsigned i = 2; i < 2 + t->nclients; i++) {
 			ssize_t len, out;
 

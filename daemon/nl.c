@@ -2,13 +2,21 @@
 /*
  * DOC: nl implementation
  *
- * Attributes are walked once with mnl_attr_for_each and checked by hand:
- * a fixed-size attribute must have exactly its size, an address the size
- * of the route's family (RTA_VIA carries its own family), and the walk
- * must end exactly at the end of the message. Attributes the kernel sends
- * but the FIB does not need (metrics, cacheinfo, pref, expires, ...) are
- * skipped silently; attribute types this file does not know are counted
- * in nl_route.unknown_attrs and skipped, as a newer kernel may add some.
+ * Attributes are walked once and each is checked against a policy table
+ * (nl_rta_policy for a route, nl_rtnh_policy for a path of RTA_MULTIPATH,
+ * nl_nha_policy for a next-hop object), as the kernel's rtm_ipv4_policy
+ * and BIRD's nl_want_attrs: a fixed-size attribute must have exactly its
+ * size, an address the size of the message's family (RTA_VIA carries its
+ * own family), and each entry names the reason (enum nl_err) a message
+ * that fails is rejected for. The walk must end exactly at the end of the
+ * message. Attributes the kernel sends but the FIB does not need
+ * (metrics, cacheinfo, pref, expires, ...) are skipped silently;
+ * attribute types absent from a route's tables are counted in
+ * nl_route.unknown_attrs and skipped, as a newer kernel may add some.
+ *
+ * A route message is parsed in named steps (nl_route_parse): the header,
+ * the attributes, the canonical key, the paths (multipath, single, or a
+ * next-hop object), and whether it is a forwarding entry at all.
  *
  * Weights: rtnh_hops and nexthop_grp.weight both hold weight - 1, so a
  * fib_nh weight is the field plus one (1..256).
@@ -73,67 +81,194 @@ nl_alen(int family)
 	return family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
 }
 
-/* Attributes known and deliberately ignored. */
-static int
-nl_rta_ignored(unsigned type)
-{
-	switch (type) {
-	case RTA_UNSPEC:
-	case RTA_SRC:
-	case RTA_IIF:
-	case RTA_METRICS:
-	case RTA_PROTOINFO:
-	case RTA_FLOW:
-	case RTA_CACHEINFO:
-	case RTA_SESSION:
-	case RTA_MP_ALGO:
-	case RTA_MARK:
-	case RTA_MFC_STATS:
-	case RTA_NEWDST:
-	case RTA_PREF:
-	case RTA_ENCAP:
-	case RTA_EXPIRES:
-	case RTA_PAD:
-	case RTA_UID:
-	case RTA_TTL_PROPAGATE:
-	case RTA_IP_PROTO:
-	case RTA_SPORT:
-	case RTA_DPORT:
-		return 1;
-	}
-	return 0;
-}
+/*
+ * The policy tables: what each attribute must look like, and the reason
+ * (enum nl_err, named by nl_err_name) a message is rejected for when it
+ * does not, as the kernel's rtm_ipv4_policy and BIRD's nl_want_attrs.
+ * Types absent from a table are NL_A_UNKNOWN.
+ */
+enum nl_atype {
+	NL_A_UNKNOWN = 0, /* not known here: a route counts it, then skips it */
+	NL_A_IGNORE,      /* known, not needed by the FIB: any length, skipped */
+	NL_A_U16,         /* exactly 2 bytes */
+	NL_A_U32,         /* exactly 4 bytes */
+	NL_A_ADDR,        /* exactly the message family's address size */
+	NL_A_VIA,         /* struct rtvia, sized by its own family */
+	NL_A_NESTED,      /* checked by its own step (RTA_MULTIPATH) */
+	NL_A_GROUP,       /* a non-empty array of struct nexthop_grp */
+};
 
-static int
-nl_via(const struct nlattr *a, struct fib_nh *nh)
+struct nl_policy {
+	uint8_t type; /* enum nl_atype */
+	uint8_t err;  /* enum nl_err: the reason when the check fails */
+};
+
+#define NL_IGNORE { NL_A_IGNORE, 0 }
+
+/* Route attributes (RTM_NEWROUTE, RTM_DELROUTE). */
+static const struct nl_policy nl_rta_policy[] = {
+	[RTA_UNSPEC] = NL_IGNORE,
+	[RTA_DST] = { NL_A_ADDR, NL_ERR_ATTR },
+	[RTA_SRC] = NL_IGNORE,
+	[RTA_IIF] = NL_IGNORE,
+	[RTA_OIF] = { NL_A_U32, NL_ERR_ATTR },
+	[RTA_GATEWAY] = { NL_A_ADDR, NL_ERR_ATTR },
+	[RTA_PRIORITY] = { NL_A_U32, NL_ERR_ATTR },
+	[RTA_PREFSRC] = { NL_A_ADDR, NL_ERR_ATTR },
+	[RTA_METRICS] = NL_IGNORE,
+	[RTA_MULTIPATH] = { NL_A_NESTED, NL_ERR_MULTIPATH },
+	[RTA_PROTOINFO] = NL_IGNORE,
+	[RTA_FLOW] = NL_IGNORE,
+	[RTA_CACHEINFO] = NL_IGNORE,
+	[RTA_SESSION] = NL_IGNORE,
+	[RTA_MP_ALGO] = NL_IGNORE,
+	[RTA_TABLE] = { NL_A_U32, NL_ERR_ATTR },
+	[RTA_MARK] = NL_IGNORE,
+	[RTA_MFC_STATS] = NL_IGNORE,
+	[RTA_VIA] = { NL_A_VIA, NL_ERR_VIA },
+	[RTA_NEWDST] = NL_IGNORE,
+	[RTA_PREF] = NL_IGNORE,
+	[RTA_ENCAP_TYPE] = { NL_A_U16, NL_ERR_ATTR },
+	[RTA_ENCAP] = NL_IGNORE,
+	[RTA_EXPIRES] = NL_IGNORE,
+	[RTA_PAD] = NL_IGNORE,
+	[RTA_UID] = NL_IGNORE,
+	[RTA_TTL_PROPAGATE] = NL_IGNORE,
+	[RTA_IP_PROTO] = NL_IGNORE,
+	[RTA_SPORT] = NL_IGNORE,
+	[RTA_DPORT] = NL_IGNORE,
+	[RTA_NH_ID] = { NL_A_U32, NL_ERR_ATTR },
+};
+
+/* Attributes of one path inside RTA_MULTIPATH (after its struct rtnexthop). */
+static const struct nl_policy nl_rtnh_policy[] = {
+	[RTA_GATEWAY] = { NL_A_ADDR, NL_ERR_MULTIPATH },
+	[RTA_VIA] = { NL_A_VIA, NL_ERR_VIA },
+	[RTA_ENCAP_TYPE] = NL_IGNORE,
+	[RTA_ENCAP] = NL_IGNORE,
+	[RTA_FLOW] = NL_IGNORE,
+	[RTA_NEWDST] = NL_IGNORE,
+};
+
+/* Next-hop object attributes (RTM_NEWNEXTHOP, RTM_DELNEXTHOP); types not
+ * listed are skipped without being counted. */
+static const struct nl_policy nl_nha_policy[] = {
+	[NHA_ID] = { NL_A_U32, NL_ERR_NHMSG },
+	[NHA_GROUP] = { NL_A_GROUP, NL_ERR_NHMSG },
+	[NHA_BLACKHOLE] = NL_IGNORE,
+	[NHA_OIF] = { NL_A_U32, NL_ERR_NHMSG },
+	[NHA_GATEWAY] = { NL_A_ADDR, NL_ERR_NHMSG },
+	[NHA_FDB] = NL_IGNORE,
+};
+
+#define NL_POLICY(tab, type)                                                               \
+	((type) < sizeof(tab) / sizeof((tab)[0]) ? &(tab)[type] : &nl_policy_unknown)
+
+static const struct nl_policy nl_policy_unknown = { NL_A_UNKNOWN, 0 };
+
+/* The address length of a well-formed RTA_VIA, 0 if it is malformed. */
+static unsigned
+nl_via_alen(const struct nlattr *a)
 {
 	const struct rtvia *v = mnl_attr_get_payload(a);
 	unsigned len = mnl_attr_get_payload_len(a);
 	unsigned alen;
 
 	if (len < sizeof(*v))
-		return -1;
+		return 0;
 	alen = nl_alen(v->rtvia_family);
-	if (!alen || len != sizeof(*v) + alen)
-		return -1;
-	memcpy(nh->gw.b, v->rtvia_addr, alen);
+	return alen && len == sizeof(*v) + alen ? alen : 0;
+}
+
+/* A well-formed RTA_VIA (nl_via_alen) as nh's gateway. */
+static void
+nl_via_copy(const struct nlattr *a, struct fib_nh *nh)
+{
+	const struct rtvia *v = mnl_attr_get_payload(a);
+
+	memcpy(nh->gw.b, v->rtvia_addr, nl_via_alen(a));
 	nh->gw_family = (uint8_t)v->rtvia_family;
+}
+
+/* Does a (inside its message) satisfy pol? alen: the family's address size. */
+static int
+nl_attr_valid(const struct nl_policy *pol, const struct nlattr *a, unsigned alen)
+{
+	unsigned plen = a->nla_len - NLA_HDRLEN;
+
+	switch (pol->type) {
+	case NL_A_U16:
+		return plen == 2;
+	case NL_A_U32:
+		return plen == 4;
+	case NL_A_ADDR:
+		return alen && plen == alen;
+	case NL_A_VIA:
+		return nl_via_alen(a) != 0;
+	case NL_A_GROUP:
+		return plen && plen % sizeof(struct nexthop_grp) == 0;
+	default:
+		return 1;
+	}
+}
+
+/* One path of RTA_MULTIPATH into nh; rtnh lies inside the attribute. */
+static int
+nl_rtnh_parse(const struct rtnexthop *rtnh, int family, struct fib_nh *nh, struct nl_route *out,
+	      enum nl_err *err)
+{
+	const struct nlattr *a = (const struct nlattr *)((const char *)rtnh +
+							 RTNH_ALIGN(sizeof(*rtnh)));
+	int left = (int)rtnh->rtnh_len - (int)RTNH_ALIGN(sizeof(*rtnh));
+	unsigned alen = nl_alen(family);
+
+	memset(nh, 0, sizeof(*nh));
+	nh->weight = (uint16_t)(rtnh->rtnh_hops + 1);
+	nh->ifindex = (uint32_t)rtnh->rtnh_ifindex;
+	nh->flags = (rtnh->rtnh_flags & RTNH_F_ONLINK) ? FIB_NH_ONLINK : 0;
+	for (; left >= (int)sizeof(struct nlattr);
+	     left -= (int)MNL_ALIGN(a->nla_len),
+	     a = (const struct nlattr *)((const char *)a + MNL_ALIGN(a->nla_len))) {
+		unsigned type = mnl_attr_get_type(a);
+		const struct nl_policy *pol = NL_POLICY(nl_rtnh_policy, type);
+
+		if (a->nla_len < sizeof(struct nlattr) || a->nla_len > left) {
+			*err = NL_ERR_MULTIPATH;
+			return -EINVAL;
+		}
+		if (pol->type == NL_A_UNKNOWN) {
+			out->unknown_attrs++;
+			out->unknown_type = (uint16_t)type;
+			continue;
+		}
+		if (!nl_attr_valid(pol, a, alen)) {
+			*err = (enum nl_err)pol->err;
+			return -EINVAL;
+		}
+		if (type == RTA_GATEWAY) {
+			memcpy(nh->gw.b, mnl_attr_get_payload(a), alen);
+			nh->gw_family = (uint8_t)family;
+		} else if (type == RTA_VIA) {
+			nl_via_copy(a, nh);
+		}
+	}
+	if (left > 0) {
+		*err = NL_ERR_MULTIPATH;
+		return -EINVAL;
+	}
 	return 0;
 }
 
+/* RTA_MULTIPATH: a list of struct rtnexthop, each with its attributes. */
 static int
 nl_multipath(const struct nlattr *mp, int family, struct nl_route *out, enum nl_err *err)
 {
 	const char *p = mnl_attr_get_payload(mp);
 	int left = (int)mnl_attr_get_payload_len(mp);
-	unsigned alen = nl_alen(family);
 	unsigned n = 0;
 
 	while (left > 0) {
 		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
-		const struct nlattr *a;
-		struct fib_nh *nh;
-		int alen_left;
 
 		if (left < (int)sizeof(*rtnh) || rtnh->rtnh_len < sizeof(*rtnh) ||
 		    rtnh->rtnh_len > left)
@@ -142,44 +277,8 @@ nl_multipath(const struct nlattr *mp, int family, struct nl_route *out, enum nl_
 			*err = NL_ERR_NH_MAX;
 			return -EINVAL;
 		}
-		nh = &out->nh[n++];
-		memset(nh, 0, sizeof(*nh));
-		nh->weight = (uint16_t)(rtnh->rtnh_hops + 1);
-		nh->ifindex = (uint32_t)rtnh->rtnh_ifindex;
-		nh->flags = (rtnh->rtnh_flags & RTNH_F_ONLINK) ? FIB_NH_ONLINK : 0;
-		a = (const struct nlattr *)(p + RTNH_ALIGN(sizeof(*rtnh)));
-		alen_left = (int)rtnh->rtnh_len - (int)RTNH_ALIGN(sizeof(*rtnh));
-		while (alen_left >= (int)sizeof(struct nlattr)) {
-			if (a->nla_len < sizeof(struct nlattr) || a->nla_len > alen_left)
-				goto bad;
-			switch (mnl_attr_get_type(a)) {
-			case RTA_GATEWAY:
-				if (mnl_attr_get_payload_len(a) != alen)
-					goto bad;
-				memcpy(nh->gw.b, mnl_attr_get_payload(a), alen);
-				nh->gw_family = (uint8_t)family;
-				break;
-			case RTA_VIA:
-				if (nl_via(a, nh) < 0) {
-					*err = NL_ERR_VIA;
-					return -EINVAL;
-				}
-				break;
-			case RTA_ENCAP_TYPE:
-			case RTA_ENCAP:
-			case RTA_FLOW:
-			case RTA_NEWDST:
-				break;
-			default:
-				out->unknown_attrs++;
-				out->unknown_type = (uint16_t)mnl_attr_get_type(a);
-				break;
-			}
-			alen_left -= (int)MNL_ALIGN(a->nla_len);
-			a = (const struct nlattr *)((const char *)a + MNL_ALIGN(a->nla_len));
-		}
-		if (alen_left > 0)
-			goto bad;
+		if (nl_rtnh_parse(rtnh, family, &out->nh[n++], out, err) < 0)
+			return -EINVAL;
 		left -= (int)RTNH_ALIGN(rtnh->rtnh_len);
 		p += RTNH_ALIGN(rtnh->rtnh_len);
 	}
@@ -196,17 +295,20 @@ bad:
 	return -EINVAL;
 }
 
-int
-nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl_route *out,
-	       enum nl_err *err)
+/* What the attribute walk of a route found besides the route's fields. */
+struct nl_rta {
+	unsigned alen;               /* the family's address size */
+	const struct nlattr *mp;     /* RTA_MULTIPATH */
+	int has_nh0;                 /* a single path: RTA_GATEWAY, RTA_VIA or RTA_OIF */
+};
+
+/* Step 1: the struct rtmsg: size, family, prefix length; the route's fields. */
+static int
+nl_route_header(const struct nlmsghdr *nlh, struct nl_route *out, struct nl_rta *st,
+		enum nl_err *err)
 {
 	const struct rtmsg *rtm;
-	const struct nlattr *a = NULL, *mp = NULL;
-	const char *p, *end;
 	struct fib_route *r = &out->r;
-	struct fib_nh *nh0 = &out->nh[0];
-	unsigned alen, has_nh0 = 0;
-	int blackhole = 0;
 
 	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*rtm)) {
 		*err = NL_ERR_TRUNC;
@@ -214,18 +316,18 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	}
 	rtm = mnl_nlmsg_get_payload(nlh);
 	memset(r, 0, sizeof(*r));
-	memset(nh0, 0, sizeof(*nh0));
+	memset(&out->nh[0], 0, sizeof(out->nh[0]));
 	out->msg_type = nlh->nlmsg_type;
 	out->msg_flags = nlh->nlmsg_flags;
 	out->unknown_attrs = 0;
 	out->nh_resolved = 0;
 
-	alen = nl_alen(rtm->rtm_family);
-	if (!alen) {
+	st->alen = nl_alen(rtm->rtm_family);
+	if (!st->alen) {
 		*err = NL_ERR_FAMILY;
 		return -EINVAL;
 	}
-	if (rtm->rtm_dst_len > alen * 8) {
+	if (rtm->rtm_dst_len > st->alen * 8) {
 		*err = NL_ERR_PLEN;
 		return -EINVAL;
 	}
@@ -237,126 +339,165 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	r->scope = rtm->rtm_scope;
 	r->table = rtm->rtm_table;
 	r->nh = out->nh;
+	return 0;
+}
 
-	/* The hot loop of a full-table dump: libmnl's accessors inlined. */
-	p = (const char *)nlh + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(*rtm));
-	end = (const char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len);
+/* A route attribute that passed nl_rta_policy, into the route. */
+static void
+nl_rta_store(struct nl_route *out, unsigned type, const struct nlattr *a, struct nl_rta *st)
+{
+	struct fib_route *r = &out->r;
+	struct fib_nh *nh0 = &out->nh[0];
+
+	switch (type) {
+	case RTA_DST:
+		memcpy(r->dst.b, NLA_DATA(a), st->alen);
+		break;
+	case RTA_TABLE:
+		r->table = nl_attr_u32(a);
+		break;
+	case RTA_PRIORITY:
+		r->priority = nl_attr_u32(a);
+		break;
+	case RTA_GATEWAY:
+		memcpy(nh0->gw.b, NLA_DATA(a), st->alen);
+		nh0->gw_family = r->family;
+		st->has_nh0 = 1;
+		break;
+	case RTA_VIA:
+		nl_via_copy(a, nh0);
+		st->has_nh0 = 1;
+		break;
+	case RTA_OIF:
+		nh0->ifindex = nl_attr_u32(a);
+		st->has_nh0 = 1;
+		break;
+	case RTA_PREFSRC:
+		memcpy(r->prefsrc.b, NLA_DATA(a), st->alen);
+		r->prefsrc_set = 1;
+		break;
+	case RTA_MULTIPATH:
+		st->mp = a;
+		break;
+	case RTA_NH_ID:
+		r->nh_id = nl_attr_u32(a);
+		break;
+	case RTA_ENCAP_TYPE:
+		r->encap_type = nl_attr_u16(a);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Step 2: the attributes, each checked against nl_rta_policy; the walk
+ * must end exactly at the end of the message. The hot loop of a
+ * full-table dump: libmnl's accessors inlined.
+ */
+static int
+nl_route_attrs(const struct nlmsghdr *nlh, struct nl_route *out, struct nl_rta *st,
+	       enum nl_err *err)
+{
+	const char *p = (const char *)nlh + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct rtmsg));
+	const char *end = (const char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len);
+	const struct nlattr *a = NULL;
+
 	for (; end - p >= NLA_HDRLEN; p += NLA_ALIGN(a->nla_len)) {
-		unsigned type, plen;
+		const struct nl_policy *pol;
+		unsigned type;
 
 		a = (const struct nlattr *)p;
 		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p)
 			break;
 		type = a->nla_type & NLA_TYPE_MASK;
-		plen = a->nla_len - NLA_HDRLEN;
-
-		switch (type) {
-		case RTA_DST:
-			if (plen != alen)
-				goto bad_attr;
-			memcpy(r->dst.b, NLA_DATA(a), alen);
-			break;
-		case RTA_TABLE:
-			if (plen != 4)
-				goto bad_attr;
-			r->table = nl_attr_u32(a);
-			break;
-		case RTA_PRIORITY:
-			if (plen != 4)
-				goto bad_attr;
-			r->priority = nl_attr_u32(a);
-			break;
-		case RTA_GATEWAY:
-			if (plen != alen)
-				goto bad_attr;
-			memcpy(nh0->gw.b, NLA_DATA(a), alen);
-			nh0->gw_family = r->family;
-			has_nh0 = 1;
-			break;
-		case RTA_VIA:
-			if (nl_via(a, nh0) < 0) {
-				*err = NL_ERR_VIA;
-				return -EINVAL;
-			}
-			has_nh0 = 1;
-			break;
-		case RTA_OIF:
-			if (plen != 4)
-				goto bad_attr;
-			nh0->ifindex = nl_attr_u32(a);
-			has_nh0 = 1;
-			break;
-		case RTA_PREFSRC:
-			if (plen != alen)
-				goto bad_attr;
-			memcpy(r->prefsrc.b, NLA_DATA(a), alen);
-			r->prefsrc_set = 1;
-			break;
-		case RTA_MULTIPATH:
-			mp = a;
-			break;
-		case RTA_NH_ID:
-			if (plen != 4)
-				goto bad_attr;
-			r->nh_id = nl_attr_u32(a);
-			break;
-		case RTA_ENCAP_TYPE:
-			if (plen != 2)
-				goto bad_attr;
-			r->encap_type = nl_attr_u16(a);
-			break;
-		default:
-			if (!nl_rta_ignored(type)) {
-				out->unknown_attrs++;
-				out->unknown_type = (uint16_t)type;
-			}
-			break;
+		pol = NL_POLICY(nl_rta_policy, type);
+		if (pol->type == NL_A_UNKNOWN) {
+			out->unknown_attrs++;
+			out->unknown_type = (uint16_t)type;
+			continue;
 		}
+		if (!nl_attr_valid(pol, a, st->alen)) {
+			*err = (enum nl_err)pol->err;
+			return -EINVAL;
+		}
+		nl_rta_store(out, type, a, st);
 	}
 	if (p != end) {
 		*err = NL_ERR_TRUNC;
 		return -EINVAL;
 	}
-	/* The key must be canonical: host bits beyond plen set is malformed. */
+	return 0;
+}
+
+/* Step 3: the key must be canonical: host bits beyond plen set is malformed. */
+static int
+nl_route_canonical(const struct fib_route *r, unsigned alen, enum nl_err *err)
+{
 	for (unsigned i = 0; i < alen; i++) {
 		unsigned bits = i * 8 >= r->plen ? 0 : r->plen - i * 8;
 		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
 		if (r->dst.b[i] & ~mask) {
 			*err = NL_ERR_PLEN;
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
 
-	if (mp) {
-		if (nl_multipath(mp, r->family, out, err) < 0)
-			return -EINVAL;
-	} else if (has_nh0) {
+/* RTA_NH_ID without paths beside it: expand the object from the table. */
+static int
+nl_route_nh_id(struct nl_route *out, const struct nl_nhtab *nht, enum nl_err *err)
+{
+	struct fib_route *r = &out->r;
+	int blackhole = 0, n;
+
+	if (!nht) {
+		*err = NL_ERR_NH_ID;
+		return -EINVAL;
+	}
+	n = nl_nhtab_resolve(nht, r->nh_id, out->nh, NL_NH_MAX, &blackhole);
+	if (n == -E2BIG) {
+		*err = NL_ERR_NH_MAX;
+		return -EINVAL;
+	}
+	if (n < 0 || n > 255) {
+		*err = n < 0 ? NL_ERR_NH_ID : NL_ERR_NH_MAX;
+		return -EINVAL;
+	}
+	r->nh_count = (uint8_t)n;
+	out->nh_resolved = 1;
+	if (blackhole && r->type == RTN_UNICAST)
+		r->type = FIB_BLACKHOLE;
+	return 0;
+}
+
+/* Step 4: the paths: multipath, a single path, or a next-hop object. */
+static int
+nl_route_paths(struct nl_route *out, const struct rtmsg *rtm, const struct nl_nhtab *nht,
+	       const struct nl_rta *st, enum nl_err *err)
+{
+	struct fib_nh *nh0 = &out->nh[0];
+
+	if (st->mp)
+		return nl_multipath(st->mp, out->r.family, out, err);
+	if (st->has_nh0) {
 		nh0->weight = 1;
 		if (rtm->rtm_flags & RTNH_F_ONLINK)
 			nh0->flags |= FIB_NH_ONLINK;
-		r->nh_count = 1;
-	} else if (r->nh_id) {
-		int n;
-
-		if (!nht) {
-			*err = NL_ERR_NH_ID;
-			return -EINVAL;
-		}
-		n = nl_nhtab_resolve(nht, r->nh_id, out->nh, NL_NH_MAX, &blackhole);
-		if (n == -E2BIG) {
-			*err = NL_ERR_NH_MAX;
-			return -EINVAL;
-		}
-		if (n < 0 || n > 255) {
-			*err = n < 0 ? NL_ERR_NH_ID : NL_ERR_NH_MAX;
-			return -EINVAL;
-		}
-		r->nh_count = (uint8_t)n;
-		out->nh_resolved = 1;
-		if (blackhole && r->type == RTN_UNICAST)
-			r->type = FIB_BLACKHOLE;
+		out->r.nh_count = 1;
+		return 0;
 	}
+	if (out->r.nh_id)
+		return nl_route_nh_id(out, nht, err);
+	return 0;
+}
 
+/* Step 5: a forwarding entry for the FIB, or NL_SKIP. */
+static int
+nl_route_kind(const struct rtmsg *rtm, const struct fib_route *r)
+{
 	if (rtm->rtm_flags & RTM_F_CLONED)
 		return NL_SKIP;
 	switch (r->type) {
@@ -367,14 +508,27 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	case RTN_UNREACHABLE:
 	case RTN_PROHIBIT:
 	case RTN_THROW:
-		break;
+		return NL_OK;
 	default: /* anycast, multicast, nat, xresolve: not forwarding entries */
 		return NL_SKIP;
 	}
-	return NL_OK;
-bad_attr:
-	*err = NL_ERR_ATTR;
-	return -EINVAL;
+}
+
+int
+nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl_route *out,
+	       enum nl_err *err)
+{
+	struct nl_rta st = { 0 };
+	const struct rtmsg *rtm;
+
+	if (nl_route_header(nlh, out, &st, err) < 0)
+		return -EINVAL;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	if (nl_route_attrs(nlh, out, &st, err) < 0 ||
+	    nl_route_canonical(&out->r, st.alen, err) < 0 ||
+	    nl_route_paths(out, rtm, nht, &st, err) < 0)
+		return -EINVAL;
+	return nl_route_kind(rtm, &out->r);
 }
 
 /* Next-hop objects. */
@@ -451,114 +605,152 @@ nl_nhtab_slot(const struct nl_nhtab *t, uint32_t id)
 	return (struct nl_nhobj **)pp;
 }
 
-int
-nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum nl_err *err)
+/* What a next-hop object message carries besides the object's path. */
+struct nl_nha {
+	uint32_t id;
+	const struct nexthop_grp *grp;
+	unsigned ngrp;
+	int fdb;
+};
+
+/*
+ * The attributes of a next-hop object message, each checked against
+ * nl_nha_policy, into o and x; the walk must end exactly at the end of
+ * the message, and the object must have an id.
+ */
+static int
+nl_nhobj_attrs(const struct nlmsghdr *nlh, const struct nhmsg *nhm, struct nl_nhobj *o,
+	       struct nl_nha *x)
 {
-	const struct nhmsg *nhm;
+	unsigned alen = nl_alen(nhm->nh_family);
 	const struct nlattr *a;
-	struct nl_nhobj *o, **pp;
-	uint32_t id = 0;
-	const struct nexthop_grp *grp = NULL;
-	unsigned ngrp = 0, alen;
-	int fdb = 0;
 
-	*changed = 0;
-	if (nlh->nlmsg_type != RTM_NEWNEXTHOP && nlh->nlmsg_type != RTM_DELNEXTHOP)
-		return NL_SKIP;
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*nhm))
-		goto bad;
-	nhm = mnl_nlmsg_get_payload(nlh);
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	alen = nl_alen(nhm->nh_family);
-	o->nh.weight = 1;
-	o->nh.flags = (nhm->nh_flags & RTNH_F_ONLINK) ? FIB_NH_ONLINK : 0;
 	mnl_attr_for_each(a, nlh, sizeof(*nhm)) {
-		unsigned plen = mnl_attr_get_payload_len(a);
+		unsigned type = mnl_attr_get_type(a);
 
-		switch (mnl_attr_get_type(a)) {
+		if (!nl_attr_valid(NL_POLICY(nl_nha_policy, type), a, alen))
+			return -1;
+		switch (type) {
 		case NHA_ID:
-			if (plen != 4)
-				goto bad_free;
-			id = mnl_attr_get_u32(a);
+			x->id = mnl_attr_get_u32(a);
 			break;
 		case NHA_GROUP:
-			if (plen == 0 || plen % sizeof(*grp))
-				goto bad_free;
-			grp = mnl_attr_get_payload(a);
-			ngrp = plen / sizeof(*grp);
+			x->grp = mnl_attr_get_payload(a);
+			x->ngrp = mnl_attr_get_payload_len(a) / sizeof(*x->grp);
 			break;
 		case NHA_BLACKHOLE:
 			o->blackhole = 1;
 			break;
 		case NHA_OIF:
-			if (plen != 4)
-				goto bad_free;
 			o->nh.ifindex = mnl_attr_get_u32(a);
 			break;
 		case NHA_GATEWAY:
-			if (!alen || plen != alen)
-				goto bad_free;
 			memcpy(o->nh.gw.b, mnl_attr_get_payload(a), alen);
 			o->nh.gw_family = nhm->nh_family;
 			break;
 		case NHA_FDB:
-			fdb = 1;
+			x->fdb = 1;
 			break;
 		default:
 			break;
 		}
 	}
-	if ((const char *)mnl_nlmsg_get_payload_tail(nlh) != (const char *)a || id == 0)
-		goto bad_free;
-	pp = nl_nhtab_slot(t, id);
-	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
-		nl_nhobj_free(o);
-		if (*pp) {
-			o = *pp;
-			*pp = o->next;
-			nl_nhobj_free(o);
-			t->count--;
-			*changed = 1;
-		}
-		return 0;
-	}
-	if (fdb) { /* bridge FDB next hops never carry routes */
-		nl_nhobj_free(o);
-		return NL_SKIP;
-	}
-	o->id = id;
-	if (ngrp) {
-		o->grp = calloc(ngrp, sizeof(*o->grp));
-		if (!o->grp) {
-			nl_nhobj_free(o);
-			return -ENOMEM;
-		}
-		for (unsigned i = 0; i < ngrp; i++) {
-			o->grp[i].id = grp[i].id;
-			/* resvd1 is weight_high on kernels with 16-bit weights */
-			unsigned w = ((unsigned)grp[i].resvd1 << 8 | grp[i].weight) + 1;
+	if ((const char *)mnl_nlmsg_get_payload_tail(nlh) != (const char *)a || x->id == 0)
+		return -1;
+	return 0;
+}
 
-			o->grp[i].weight = (uint16_t)(w > 65535 ? 65535 : w);
-		}
-		o->ngrp = (uint16_t)ngrp;
+/* A group's members and weights into o. */
+static int
+nl_nhobj_group(struct nl_nhobj *o, const struct nexthop_grp *grp, unsigned ngrp)
+{
+	o->grp = calloc(ngrp, sizeof(*o->grp));
+	if (!o->grp)
+		return -ENOMEM;
+	for (unsigned i = 0; i < ngrp; i++) {
+		o->grp[i].id = grp[i].id;
+		/* resvd1 is weight_high on kernels with 16-bit weights */
+		unsigned w = ((unsigned)grp[i].resvd1 << 8 | grp[i].weight) + 1;
+
+		o->grp[i].weight = (uint16_t)(w > 65535 ? 65535 : w);
 	}
-	if (*pp) {
+	o->ngrp = (uint16_t)ngrp;
+	return 0;
+}
+
+/* Delete object id; 1 if it was there. */
+static int
+nl_nhtab_del(struct nl_nhtab *t, uint32_t id)
+{
+	struct nl_nhobj **pp = nl_nhtab_slot(t, id), *o = *pp;
+
+	if (!o)
+		return 0;
+	*pp = o->next;
+	nl_nhobj_free(o);
+	t->count--;
+	return 1;
+}
+
+/* Insert o, replacing the object of its id; 1 if it replaced one. */
+static int
+nl_nhtab_put(struct nl_nhtab *t, struct nl_nhobj *o)
+{
+	struct nl_nhobj **pp = nl_nhtab_slot(t, o->id);
+	int replaced = *pp != NULL;
+
+	if (replaced) {
 		o->next = (*pp)->next;
 		nl_nhobj_free(*pp);
-		*changed = 1;
 	} else {
 		o->next = NULL;
 		t->count++;
 	}
 	*pp = o;
+	return replaced;
+}
+
+int
+nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum nl_err *err)
+{
+	const struct nhmsg *nhm;
+	struct nl_nha x = { 0 };
+	struct nl_nhobj *o;
+
+	*changed = 0;
+	if (nlh->nlmsg_type != RTM_NEWNEXTHOP && nlh->nlmsg_type != RTM_DELNEXTHOP)
+		return NL_SKIP;
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*nhm)) {
+		*err = NL_ERR_NHMSG;
+		return -EINVAL;
+	}
+	nhm = mnl_nlmsg_get_payload(nlh);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->nh.weight = 1;
+	o->nh.flags = (nhm->nh_flags & RTNH_F_ONLINK) ? FIB_NH_ONLINK : 0;
+	if (nl_nhobj_attrs(nlh, nhm, o, &x) < 0) {
+		nl_nhobj_free(o);
+		*err = NL_ERR_NHMSG;
+		return -EINVAL;
+	}
+	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
+		nl_nhobj_free(o);
+		*changed = nl_nhtab_del(t, x.id);
+		return 0;
+	}
+	if (x.fdb) { /* bridge FDB next hops never carry routes */
+		nl_nhobj_free(o);
+		return NL_SKIP;
+	}
+	o->id = x.id;
+	if (x.ngrp && nl_nhobj_group(o, x.grp, x.ngrp) < 0) {
+		nl_nhobj_free(o);
+		return -ENOMEM;
+	}
+	*changed = nl_nhtab_put(t, o);
 	return 0;
-bad_free:
-	nl_nhobj_free(o);
-bad:
-	*err = NL_ERR_NHMSG;
-	return -EINVAL;
 }
 
 int

@@ -16,7 +16,7 @@
  * (net.ipv4.nexthop_compat_mode=1), in which case those are used as sent.
  *
  * No I/O, no logging, no globals: counters and reasons go back to the
- * caller (daemon/ingest.c), which logs them rate-limited.
+ * caller (daemon/ingest_event.c), which logs them rate-limited.
  */
 #ifndef DAEMON_NL_H
 #define DAEMON_NL_H

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: ingest, dumps
+ *
+ * A dump asks for links, next-hop objects, then the routes of each
+ * mirrored family, one request at a time on the dump socket, and reads
+ * the replies in slices of budget_us. Routes go into the dump set; when
+ * the last step is done the set is applied: by the loader thread the
+ * first time (daemon/ingest_load.c, IPv4 already loading while IPv6 is
+ * dumped), by a merge in slices afterwards (daemon/ingest_resync.c).
+ *
+ * The dump set is two growing arrays, routes and paths; a route's nh
+ * field holds an index into the path array until the set is complete
+ * (realloc would move the paths), then becomes a pointer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+
+#include "daemon/ingest_priv.h"
+
+/* Sets. */
+
+void
+ingest_set_reset(struct ingest_set *s)
+{
+	s->n = 0;
+	s->nnh = 0;
+}
+
+void
+ingest_set_free(struct ingest_set *s)
+{
+	free(s->r);
+	free(s->nh);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Append a route; r->nh is copied into the path pool. */
+int
+ingest_set_add(struct ingest_set *s, const struct fib_route *r)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		struct fib_route *nr = realloc(s->r, cap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		s->r = nr;
+		s->cap = cap;
+	}
+	if (s->nnh + r->nh_count > s->capnh) {
+		size_t cap = s->capnh ? s->capnh * 2 : 4096;
+		struct fib_nh *nn;
+
+		while (cap < s->nnh + r->nh_count)
+			cap *= 2;
+		nn = realloc(s->nh, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		s->nh = nn;
+		s->capnh = cap;
+	}
+	s->r[s->n] = *r;
+	s->r[s->n].nh = (const struct fib_nh *)(uintptr_t)s->nnh;
+	if (r->nh_count)
+		memcpy(&s->nh[s->nnh], r->nh, r->nh_count * sizeof(*r->nh));
+	s->nnh += r->nh_count;
+	s->n++;
+	return 0;
+}
+
+/* Turn path indexes into pointers; the set is read-only afterwards. */
+void
+ingest_set_fix(struct ingest_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->r[i].nh = s->r[i].nh_count ? &s->nh[(uintptr_t)s->r[i].nh] : NULL;
+}
+
+static void
+ingest_apply(struct ingest *ing)
+{
+	if (ing->first)
+		ing->st.dump_seconds =
+			ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
+	ing->phase = PH_APPLY;
+	event_del(ing->dump_read);
+	ingest_set_fix(&ing->set);
+	if (ing->first) {
+		if (!ing->load.running) {
+			if (ing->set.n)
+				ingest_load_start(ing);
+			else
+				ingest_load_finish(ing);
+		}
+		return;
+	}
+	ingest_merge_begin(ing);
+	ingest_apply_slice(ing);
+}
+
+/* Dumps. */
+
+static int
+ingest_send_dump(struct ingest *ing)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = ++ing->seq;
+	ing->filtered = 0;
+	switch (ing->step) {
+	case ST_LINK: {
+		struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+		nlh->nlmsg_type = RTM_GETLINK;
+		ifi->ifi_family = AF_UNSPEC;
+		break;
+	}
+	case ST_NH: {
+		struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+
+		nlh->nlmsg_type = RTM_GETNEXTHOP;
+		nhm->nh_family = AF_UNSPEC;
+		break;
+	}
+	case ST_V4:
+	case ST_V6: {
+		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+
+		nlh->nlmsg_type = RTM_GETROUTE;
+		rtm->rtm_family = ing->step == ST_V4 ? AF_INET : AF_INET6;
+		if (ing->strict && ing->conf.ntables == 1) {
+			mnl_attr_put_u32(nlh, RTA_TABLE, ing->conf.tables[0]);
+			ing->filtered = 1;
+		}
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (mnl_socket_sendto(ing->dump_nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Move to the next dump step that applies, or to APPLY. */
+static void
+ingest_next_step(struct ingest *ing)
+{
+	if (ing->first && ing->step == ST_V4 && (ing->conf.families & INGEST_V6) &&
+	    ing->set.n) {
+		ingest_set_fix(&ing->set);
+		ingest_load_start(ing);
+	}
+	for (;;) {
+		ing->step++;
+		if (ing->step == ST_V4 && !(ing->conf.families & INGEST_V4))
+			continue;
+		if (ing->step == ST_V6 && !(ing->conf.families & INGEST_V6))
+			continue;
+		break;
+	}
+	if (ing->step >= ST_DONE) {
+		ingest_apply(ing);
+		return;
+	}
+	if (ingest_send_dump(ing) < 0) {
+		log_warn("dump request");
+		ingest_apply(ing); /* what we have; the next resync retries */
+		ing->resync_pending = 1;
+	}
+}
+
+/*
+ * Before a resync dump, empty the event socket: what is queued predates
+ * the dump, which will show its effect. This matters beyond saving work:
+ * the kernel reports ENOBUFS only once per congestion, and clears the
+ * congestion when the queue runs empty; without this, events lost while
+ * the resync runs would go unreported.
+ */
+static void
+ingest_ev_discard(struct ingest *ing)
+{
+	int fd = mnl_socket_get_fd(ing->ev_nl);
+	uint64_t left = 2ull * ing->conf.rcvbuf + (1u << 20); /* bounded under a flood */
+
+	while (left) {
+		ssize_t n = recv(fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
+
+		if (n < 0 && errno != EINTR && errno != ENOBUFS)
+			break;
+		left = n > 0 && (uint64_t)n < left ? left - (uint64_t)n : n > 0 ? 0 : left;
+	}
+}
+
+void
+ingest_start_dump(struct ingest *ing)
+{
+	ing->phase = PH_DUMP;
+	event_del(ing->ev_read);
+	if (!ing->first)
+		ingest_ev_discard(ing);
+	clock_gettime(CLOCK_MONOTONIC, &ing->t0);
+	ingest_set_reset(&ing->set);
+	nl_nhtab_clear(ing->nht);
+	ing->step = ST_LINK;
+	event_add(ing->dump_read, NULL);
+	if (ingest_send_dump(ing) < 0) {
+		log_warn("dump request");
+		ingest_next_step(ing);
+	}
+}
+
+/* NLMSG_ERROR or NLMSG_DONE carrying an error for the running dump. */
+static void
+ingest_dump_error(struct ingest *ing, int err)
+{
+	if (err == 0) {
+		ingest_next_step(ing);
+		return;
+	}
+	if (ing->filtered) {
+		log_info("kernel refused a filtered route dump (%s): dumping unfiltered",
+			 strerror(err));
+		ing->strict = 0;
+		ing->st.strict = 0;
+		if (ingest_send_dump(ing) == 0)
+			return;
+	}
+	if (ing->step != ST_NH) /* kernels before 5.3 have no next-hop objects */
+		log_warnx("dump step %d: %s", ing->step, strerror(err));
+	ingest_next_step(ing);
+}
+
+void
+ingest_dump_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest *ing = arg;
+	double deadline = ingest_deadline(ing);
+
+	while (ing->phase == PH_DUMP) {
+		ssize_t n = recv(fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
+		const struct nlmsghdr *nlh;
+		int len;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN) {
+				log_warnx_rl(&ing->rl_sock, "dump socket: %s: restarting the dump",
+					     strerror(errno));
+				ingest_start_dump(ing);
+			}
+			return;
+		}
+		ing->st.bytes += (uint64_t)n;
+		len = (int)n;
+		for (nlh = (const struct nlmsghdr *)ing->buf; nl_msg_ok(nlh, len);
+		     nlh = mnl_nlmsg_next(nlh, &len)) {
+			if (nlh->nlmsg_seq != ing->seq || nlh->nlmsg_pid != ing->dump_portid)
+				continue;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				ing->st.dump_intr++;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				int err = 0;
+
+				if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
+					err = -*(const int *)mnl_nlmsg_get_payload(nlh);
+				ingest_dump_error(ing, err);
+				break;
+			}
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+				ingest_dump_error(ing, nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(*e) ?
+							       -e->error : EPROTO);
+				break;
+			}
+			ingest_msg(ing, nlh, 1);
+		}
+		if (ing->phase == PH_DUMP && ingest_now() >= deadline) {
+			ing->st.slices++;
+			return; /* still readable: the loop calls again */
+		}
+	}
+}
+

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: ingest internals, shared by the files of the ingest module
+ *
+ * Not installed and not for other modules: struct ingest and the steps
+ * one ingest file calls in another. The files, by job:
+ *
+ *   daemon/ingest.c         setup, public API, pause/resume, the work event
+ *   daemon/ingest_event.c   messages (route, link, next-hop object) and the
+ *                           event socket read in slices of budget_us
+ *   daemon/ingest_dump.c    the dump sets, the dump requests and their
+ *                           replies, then APPLY
+ *   daemon/ingest_load.c    the first dump: fib_load on the loader thread
+ *                           (daemon/handoff.c), then ready
+ *   daemon/ingest_resync.c  a later dump: walk the FIB and apply
+ *                           daemon/ingest_sweep.c's merge in slices
+ *
+ * State: phase IDLE (events flow), DUMP (one dump request at a time on
+ * the dump socket; the event socket's event is removed so its messages
+ * wait, in order, in the kernel buffer) or APPLY (the collected dump goes
+ * into the FIB: fib_load the first time, mark-and-sweep afterwards).
+ *
+ * The dump set is two growing arrays, routes and paths; a route's nh
+ * field holds an index into the path array until the set is complete
+ * (realloc would move the paths), then becomes a pointer.
+ *
+ * Context: main loop, for every function declared here but
+ * ingest_loader (Context: writer, the loader thread). While the loader
+ * runs, the main loop dumps IPv6 into the dump set and writes nothing.
+ */
+#ifndef DAEMON_INGEST_PRIV_H
+#define DAEMON_INGEST_PRIV_H
+
+#include <net/if.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <event2/event.h>
+
+#include "fib/fib.h"
+#include "daemon/ingest.h"
+#include "daemon/ingest_sweep.h"
+#include "daemon/log.h"
+
+#define INGEST_BUF (64 * 1024)
+
+enum ingest_phase { PH_IDLE, PH_DUMP, PH_APPLY };
+enum ingest_step { ST_LINK, ST_NH, ST_V4, ST_V6, ST_DONE };
+
+struct ingest_link {
+	char name[IF_NAMESIZE];
+	unsigned flags;
+	uint8_t known;
+};
+
+struct ingest_set {
+	struct fib_route *r;
+	size_t n, cap;
+	struct fib_nh *nh;
+	size_t nnh, capnh;
+};
+
+struct ingest {
+	struct event_base *base;
+	struct fib *fib;
+	struct ingest_conf conf;
+	struct mnl_socket *ev_nl, *dump_nl;
+	unsigned dump_portid;
+	uint32_t seq;
+	struct event *ev_read, *dump_read, *work;
+	struct nl_nhtab *nht;
+	struct ingest_link *links;
+	size_t nlinks;
+	struct ingest_stats st;
+	char *buf;
+	enum ingest_phase phase;
+	enum ingest_step step;
+	int first;          /* the first dump: fib_load, then ready */
+	int resync_pending; /* another resync once this one is done */
+	int paused;         /* ingest_pause: another thread writes the FIB */
+	int strict;
+	int filtered;       /* current route dump carries a table filter */
+	struct ingest_set set, cur;
+	struct ingest_sweep sweep;
+	struct timespec t0;
+	ingest_cb ready_cb, sync_cb;
+	void *ready_arg, *sync_arg;
+	struct log_rl rl_parse, rl_fib, rl_sock;
+	struct {              /* first dump: fib_load off the main thread */
+		struct handoff *ho; /* the loader thread */
+		int running;
+		struct ingest_set set;
+		int err;
+		uint64_t loaded;  /* routes the thread loaded: counted after the join */
+	} load;
+	struct nl_route scratch;
+};
+
+static inline double
+ingest_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline double
+ingest_deadline(const struct ingest *ing)
+{
+	return ingest_now() + ing->conf.budget_us * 1e-6;
+}
+
+static inline int
+ingest_table_wanted(const struct ingest *ing, uint32_t table)
+{
+	if (!ing->conf.ntables)
+		return 1;
+	for (unsigned i = 0; i < ing->conf.ntables; i++)
+		if (ing->conf.tables[i] == table)
+			return 1;
+	return 0;
+}
+
+static inline int
+ingest_family_wanted(const struct ingest *ing, int family)
+{
+	return (family == AF_INET && (ing->conf.families & INGEST_V4)) ||
+	       (family == AF_INET6 && (ing->conf.families & INGEST_V6));
+}
+
+/* ingest.c: back to IDLE, or straight into a pending resync. */
+void ingest_go_idle(struct ingest *ing);
+
+/* ingest_event.c: the FIB's changes, counted in st. Context: writer. */
+void ingest_fib_add(struct ingest *ing, const struct fib_route *r, unsigned flags);
+void ingest_fib_del(struct ingest *ing, const struct fib_route *r);
+/* One route, link or next-hop message, from a dump or an event. */
+void ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump);
+/* The event socket's callback: events in slices of budget_us. */
+void ingest_ev_read(evutil_socket_t fd, short what, void *arg);
+
+/* ingest_dump.c: the dump sets. */
+void ingest_set_reset(struct ingest_set *s);
+void ingest_set_free(struct ingest_set *s);
+int ingest_set_add(struct ingest_set *s, const struct fib_route *r);
+void ingest_set_fix(struct ingest_set *s);
+/* A dump from the first step; the dump socket's callback. */
+void ingest_start_dump(struct ingest *ing);
+void ingest_dump_read(evutil_socket_t fd, short what, void *arg);
+
+/* ingest_load.c: the first dump into the FIB on the loader thread. */
+void ingest_load_start(struct ingest *ing);
+void ingest_load_finish(struct ingest *ing);
+void ingest_loader(void *arg);    /* Context: writer (the loader thread). */
+void ingest_load_done(void *arg); /* the loader joined */
+
+/* ingest_resync.c: a later dump merged into the FIB in slices. */
+void ingest_merge_begin(struct ingest *ing);
+void ingest_apply_slice(struct ingest *ing);
+
+#endif /* DAEMON_INGEST_PRIV_H */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: ingest, the resync
+ *
+ * After ENOBUFS or a silent kernel change, the daemon dumps again
+ * (daemon/ingest_dump.c) and merges the dump into the FIB here.
+ * Mark-and-sweep: fib_walk copies what the FIB holds into a second set,
+ * and ingest_sweep (daemon/ingest_sweep.c, no I/O) merges it with the
+ * dump by key. Keys only in the FIB are deleted, keys only in the dump
+ * are added, keys in both with different attributes are replaced in
+ * place (FIB_ADD_REPLACE), so a reader never finds a prefix missing that
+ * the kernel kept. The walk and the sorts are single steps; the merge
+ * runs in slices of budget_us, its decisions applied here.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <event2/event.h>
+
+#include "daemon/ingest_priv.h"
+
+static int
+ingest_walk_cb(const struct fib_match *m, void *arg)
+{
+	struct ingest *ing = arg;
+	struct fib_route r;
+
+	if (!ingest_table_wanted(ing, m->table))
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.family = m->family;
+	r.plen = m->plen;
+	r.type = m->type;
+	r.tos = m->tos;
+	r.table = m->table;
+	r.dst = m->prefix;
+	r.priority = m->info->priority;
+	r.protocol = m->info->protocol;
+	r.scope = m->info->scope;
+	r.prefsrc_set = m->info->prefsrc_set;
+	r.prefsrc = m->info->prefsrc;
+	r.nh_count = m->info->nh_count;
+	r.encap_type = m->info->encap_type;
+	r.nh_id = m->info->nh_id;
+	r.nh = m->info->nh;
+	return ingest_set_add(&ing->cur, &r) < 0 ? -ENOMEM : 0;
+}
+
+/* The merge's decisions, applied to the FIB. */
+static void
+ingest_merge_apply(void *arg, enum ingest_sweep_op op, const struct fib_route *r)
+{
+	struct ingest *ing = arg;
+
+	if (op == INGEST_SWEEP_DEL)
+		ingest_fib_del(ing, r);
+	else
+		ingest_fib_add(ing, r, op == INGEST_SWEEP_REPLACE ? FIB_ADD_REPLACE : FIB_ADD_APPEND);
+}
+
+void
+ingest_merge_begin(struct ingest *ing)
+{
+	ingest_set_reset(&ing->cur);
+	for (int f = 0; f < 2; f++) {
+		int family = f ? AF_INET6 : AF_INET;
+
+		if (ingest_family_wanted(ing, family) &&
+		    fib_walk(ing->fib, family, ingest_walk_cb, ing) < 0) {
+			log_warnx("resync: out of memory walking the FIB");
+			ing->resync_pending = 1;
+		}
+	}
+	ingest_set_fix(&ing->cur);
+	if (ingest_sweep_init(&ing->sweep, ing->set.r, ing->set.n, ing->cur.r, ing->cur.n,
+			      ingest_merge_apply, ing) < 0) {
+		log_warnx("resync: out of memory sorting");
+		ing->resync_pending = 1; /* nothing to merge; retry */
+	}
+}
+
+void
+ingest_apply_slice(struct ingest *ing)
+{
+	double deadline = ingest_deadline(ing);
+	unsigned n = 0;
+
+	while (!ingest_sweep_done(&ing->sweep)) {
+		ingest_sweep_step(&ing->sweep);
+		if (++n % 64 == 0 && ingest_now() >= deadline) {
+			ing->st.slices++;
+			event_active(ing->work, 0, 0);
+			return;
+		}
+	}
+	ingest_sweep_fini(&ing->sweep);
+	ingest_set_free(&ing->set);
+	ingest_set_free(&ing->cur);
+	ing->st.resyncs++;
+	ing->st.last_resync_seconds =
+		ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
+	log_info("resync done in %.3f s: %zu v4 / %zu v6 routes", ing->st.last_resync_seconds,
+		 fib_count(ing->fib, AF_INET), fib_count(ing->fib, AF_INET6));
+	ingest_go_idle(ing);
+}
+
