@@ -1568,6 +1568,90 @@ tree_release(struct TRIE_PREFIX *t, struct tkv *n, bool published)
 		elem_free_now(t, n);
 }
 
+/* Fill e[m..m+n) from r and sort e[0..m+n) by key (load_cmp). Tables
+ * arrive sorted by address from dumps and files (a prefix's lengths in
+ * either order): then only the runs of one key are sorted. */
+static void
+TN(load_entries)(struct load_ent *e, size_t m, const struct fib_route *r, size_t n)
+{
+	size_t ne = m + n, i;
+
+	for (i = 0; i < n; i++) {
+		struct load_ent *x = &e[m + i];
+
+		x->key = route_key(&r[i]);
+		x->slen = (uint8_t)(KEYBITS - r[i].plen);
+		x->table = r[i].table;
+		x->tos = r[i].tos;
+		x->prio = r[i].priority;
+		x->idx = (uint32_t)(m + i);
+		x->old = NULL;
+	}
+	for (i = 1; i < ne && e[i - 1].key <= e[i].key; i++)
+		;
+	if (i < ne) {
+		qsort(e, ne, sizeof(*e), load_cmp);
+		return;
+	}
+	for (size_t a = 0, b; a < ne; a = b) {
+		for (b = a + 1; b < ne && e[b].key == e[a].key; b++)
+			;
+		if (b - a > 1)
+			qsort(e + a, b - a, sizeof(*e), load_cmp);
+	}
+}
+
+/* The leaf of the sorted entries e[i..j) of one key: an alias each, the
+ * trie's own held again, new ones interned from r (entry idx - m),
+ * identical ones once. NULL on ENOMEM, with nothing held. */
+static struct tleaf *
+TN(load_leaf)(struct TRIE_PREFIX *t, const struct load_ent *e, size_t i, size_t j, size_t m,
+	      const struct fib_route *r)
+{
+	struct fib_alias tmp[255];
+	unsigned cnt = 0;
+	struct tleaf *l;
+
+	for (size_t k = i; k < j; k++) {
+		struct fib_alias a;
+		bool dup = cnt == 255;
+
+		if (e[k].old) {
+			a = *e[k].old;
+			info_hold(a.fi);
+		} else {
+			const struct fib_route *rr = &r[e[k].idx - m];
+
+			a.fi = info_get(t->ctx->it, rr);
+			if (!a.fi)
+				goto fail;
+			a.slen = e[k].slen;
+			a.tos = rr->tos;
+			a.type = rr->type;
+			a.family = rr->family;
+			a.table = rr->table;
+		}
+		for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == a.slen;)
+			dup = tmp[d].fi == a.fi && tmp[d].type == a.type &&
+			      tmp[d].table == a.table && tmp[d].tos == a.tos;
+		if (dup) {
+			info_put(t->ctx->it, a.fi);
+			continue;
+		}
+		tmp[cnt++] = a;
+	}
+	l = leaf_new(t, e[i].key, cnt);
+	if (!l)
+		goto fail;
+	memcpy(l->fa, tmp, cnt * sizeof(tmp[0]));
+	l->kv.slen = l->fa[cnt - 1].slen;
+	return l;
+fail:
+	for (unsigned a = 0; a < cnt; a++)
+		info_put(t->ctx->it, tmp[a].fi);
+	return NULL;
+}
+
 /*
  * Build, off-line, the trie of the routes already in t plus r[0..n): the
  * routes of one key in kernel order, equal ones in input order (those in
@@ -1601,82 +1685,16 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 		free(L);
 		return -EUCLEAN;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct load_ent *x = &e[m + i];
-		x->key = route_key(&r[i]);
-		x->slen = (uint8_t)(KEYBITS - r[i].plen);
-		x->table = r[i].table;
-		x->tos = r[i].tos;
-		x->prio = r[i].priority;
-		x->idx = (uint32_t)(m + i);
-		x->old = NULL;
-	}
-	/* Tables arrive sorted by address from dumps and files (a prefix's
-	 * lengths in either order): sort only the runs of one key then. */
-	{
-		size_t i;
-		for (i = 1; i < ne && e[i - 1].key <= e[i].key; i++)
+	TN(load_entries)(e, m, r, n);
+	for (size_t i = 0, j; i < ne; i = j) {
+		for (j = i + 1; j < ne && e[j].key == e[i].key; j++)
 			;
-		if (i < ne) {
-			qsort(e, ne, sizeof(*e), load_cmp);
-		} else {
-			for (size_t a = 0, b; a < ne; a = b) {
-				for (b = a + 1; b < ne && e[b].key == e[a].key; b++)
-					;
-				if (b - a > 1)
-					qsort(e + a, b - a, sizeof(*e), load_cmp);
-			}
-		}
-	}
-	for (size_t i = 0; i < ne && !err;) {
-		struct fib_alias tmp[255];
-		unsigned cnt = 0;
-		size_t j = i + 1;
-		struct tleaf *l;
-
-		while (j < ne && e[j].key == e[i].key)
-			j++;
-		for (size_t k = i; k < j; k++) {
-			struct fib_alias a;
-			bool dup = cnt == 255;
-
-			if (e[k].old) {
-				a = *e[k].old;
-				info_hold(a.fi);
-			} else {
-				const struct fib_route *rr = &r[e[k].idx - m];
-				a.fi = info_get(t->ctx->it, rr);
-				if (!a.fi) {
-					err = -ENOMEM;
-					break;
-				}
-				a.slen = e[k].slen;
-				a.tos = rr->tos;
-				a.type = rr->type;
-				a.family = rr->family;
-				a.table = rr->table;
-			}
-			for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == a.slen;)
-				dup = tmp[d].fi == a.fi && tmp[d].type == a.type &&
-				      tmp[d].table == a.table && tmp[d].tos == a.tos;
-			if (dup) {
-				info_put(t->ctx->it, a.fi);
-				continue;
-			}
-			tmp[cnt++] = a;
-		}
-		l = err ? NULL : leaf_new(t, e[i].key, cnt);
-		if (!l) {
-			for (unsigned a = 0; a < cnt; a++)
-				info_put(t->ctx->it, tmp[a].fi);
+		L[nl] = TN(load_leaf)(t, e, i, j, m, r);
+		if (!L[nl]) {
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(l->fa, tmp, cnt * sizeof(tmp[0]));
-		l->kv.slen = l->fa[cnt - 1].slen;
-		L[nl++] = l;
-		*routes += cnt;
-		i = j;
+		*routes += L[nl++]->kv.n;
 	}
 	root = err ? NULL : load_build(t, L, 0, nl, true, &err);
 	if (err) {
