@@ -44,6 +44,7 @@
 #include "daemon/handoff.h"
 #include "daemon/ingest.h"
 #include "daemon/lag.h"
+#include "daemon/listen.h"
 #include "daemon/log.h"
 
 struct flow_cache;
@@ -141,8 +142,9 @@ struct fibd_health {
 struct fibd_metrics {
 	struct evhttp *http; /* NULL: metrics.enabled is false */
 	struct evconnlistener *lis;
+	struct listen_spare spare; /* given up to refuse scrapers (listen.h) */
 	struct event *resume;
-	uint64_t errors, episodes, errors_tick;
+	uint64_t errors, episodes, errors_tick, refused;
 	int err, starved;
 };
 

@@ -99,7 +99,8 @@ fibd_starve_tick(evutil_socket_t fd, short what, void *arg)
 	}
 	if (fibd_metrics_tick(d))
 		fibd_starve_log("metrics socket", &d->health.starve_http, d->metrics.starved,
-				d->metrics.episodes, 0, d->metrics.errors, d->metrics.err);
+				d->metrics.episodes, d->metrics.refused, d->metrics.errors,
+				d->metrics.err);
 }
 
 /*

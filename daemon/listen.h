@@ -7,9 +7,9 @@
  * a probe that refuses a path a live daemon answers on and replaces a
  * stale socket, bind and listen, then group and mode.
  *
- * One way to survive running out of descriptors (libev's advice): keep a
- * spare descriptor (/dev/null); when accept() fails with EMFILE or
- * ENFILE, close the spare, accept the waiting clients into its slot one
+ * One way to survive running out of descriptors, for those two and the
+ * metrics listener (libev's advice): keep a spare descriptor
+ * (/dev/null); when accept() fails with EMFILE or ENFILE, close the spare, accept the waiting clients into its slot one
  * by one, tell each a short message (or nothing) and close it, then open
  * the spare again. The clients get an answer instead of a hang and the
  * listener is quiet. The caller counts, pauses and logs.

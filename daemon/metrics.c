@@ -316,26 +316,36 @@ fibd_http_metrics(struct evhttp_request *req, void *arg)
 static struct fibd_metrics *fibd_metrics_self;
 
 /*
- * accept() on the metrics listener failed (EMFILE, ENFILE, ...): pause it
- * for a second (a scraper waits in the backlog) instead of libevent's
- * retry loop; health.c's 1 s tick logs the episode and ends it after a
- * quiet tick.
+ * accept() on the metrics listener failed (EMFILE, ENFILE, ...): refuse
+ * the waiting scrapers through the spare descriptor (listen.h: each is
+ * told 503 and closed, as the control socket's clients are), else pause
+ * the listener for a second instead of libevent's retry loop; health.c's
+ * 1 s tick logs the episode and ends it after a quiet tick.
  */
 static void
 fibd_http_accept_error(struct evconnlistener *lis, void *arg)
 {
 	struct fibd_metrics *m = fibd_metrics_self;
+	int err = EVUTIL_SOCKET_ERROR();
 
 	(void)arg;
-	evconnlistener_disable(lis);
-	if (!m || m->lis != lis)
+	if (!m || m->lis != lis) {
+		evconnlistener_disable(lis);
 		return;
+	}
 	m->errors++;
-	m->err = EVUTIL_SOCKET_ERROR();
+	m->err = err;
 	if (!m->starved) {
 		m->starved = 1;
 		m->episodes++;
 	}
+	if ((err == EMFILE || err == ENFILE) &&
+	    listen_spare_refuse(&m->spare, evconnlistener_get_fd(lis), 64,
+				"HTTP/1.0 503 Service Unavailable\r\n"
+				"Content-Length: 0\r\n\r\n",
+				&m->refused))
+		return;
+	evconnlistener_disable(lis);
 	event_add(m->resume, &(struct timeval){1, 0});
 }
 
@@ -355,6 +365,7 @@ fibd_metrics_unlisten(struct fibd *d)
 		evhttp_free(d->metrics.http);
 	d->metrics.http = NULL;
 	d->metrics.lis = NULL;
+	listen_spare_close(&d->metrics.spare);
 	if (d->metrics.resume)
 		evtimer_del(d->metrics.resume);
 }
@@ -400,6 +411,8 @@ fibd_http_new(struct fibd *d, const char *address)
 	 * and logs each failure: tens of thousands a second without file
 	 * descriptors. */
 	d->metrics.lis = lis;
+	if (d->metrics.spare.fd < 0 && listen_spare_open(&d->metrics.spare) < 0)
+		log_warn("metrics: no spare descriptor"); /* then it pauses instead */
 	fibd_metrics_self = &d->metrics;
 	evconnlistener_set_error_cb(lis, fibd_http_accept_error);
 	evhttp_set_cb(http, "/metrics", fibd_http_metrics, d);
@@ -424,6 +437,7 @@ fibd_metrics_listen(struct fibd *d, const char *address)
 void
 fibd_metrics_open(struct fibd *d)
 {
+	d->metrics.spare.fd = -1;
 	d->metrics.resume = evtimer_new(d->base, fibd_http_resume, d);
 	if (!d->metrics.resume)
 		fatalx("metrics timer");
@@ -452,8 +466,10 @@ fibd_metrics_tick(struct fibd *d)
 		return 0;
 	if (!evtimer_pending(m->resume, NULL)) {
 		evconnlistener_enable(m->lis);
-		if (m->errors == m->errors_tick)
+		if (m->errors == m->errors_tick) {
 			m->starved = 0;
+			listen_spare_refill(&m->spare);
+		}
 	}
 	m->errors_tick = m->errors;
 	return 1;

@@ -20,7 +20,7 @@
 #     descriptor), connected ones are served, fibd neither busy-loops on
 #     the listener nor floods its log (a start and an end line), counts
 #     the refusals (show summary), and serves again once they leave; a
-#     metrics (HTTP) client waits meanwhile and is served after;
+#     metrics (HTTP) client is told 503 meanwhile and the next is served;
 #   lookup service (SOCK_SEQPACKET)
 #   - garbage datagrams (short, wrong magic or version, bad family, bad
 #     count, random bytes): error answers, counted, connection usable;
@@ -345,11 +345,19 @@ elif case == "fds":
     except (BlockingIOError, OSError):
         pass
     cpu2 = cpu_over(1)
-    # and a metrics (HTTP) client: it waits in the backlog
+    # and a metrics (HTTP) client: refused through the metrics listener's
+    # spare descriptor, as the control clients are (told 503, closed)
     mc = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     mc.settimeout(LIMIT)
     mc.connect(("127.0.0.1", 9342))
     cpu3 = cpu_over(1)
+    try:
+        early = mc.recv(200)
+    except OSError as e:
+        early = repr(e).encode()
+    if not early.startswith(b"HTTP/1.0 503"):
+        fail("a metrics client while fibd is out of descriptors: %r" % early)
+    mc.close()
     # the clients accepted into the spare descriptor's slot got an answer
     # and were closed, not left hanging in the backlog
     refused = 0
@@ -397,8 +405,11 @@ elif case == "fds":
         s.close()
     time.sleep(0.5)
     good_clients("after the descriptors came back")
-    # the waiting metrics client is served once the listener resumes
+    # a metrics client is served once descriptors are back
+    mc = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    mc.settimeout(LIMIT)
     try:
+        mc.connect(("127.0.0.1", 9342))
         mc.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
         body = b""
         while True:
@@ -407,12 +418,12 @@ elif case == "fds":
                 break
             body += b
     except OSError as e:
-        fail("the metrics client that waited: %r" % e)
+        fail("the metrics client after the exhaustion: %r" % e)
     m = [l for l in body.decode().split("\n") if l.startswith('fibd_control_refused_total{reason="fds"}')]
     if not body.startswith(b"HTTP/1.0 200") or not m or int(m[0].split()[1]) == 0:
-        fail("the metrics client that waited: %r" % (m or body[:200]))
+        fail("the metrics client after the exhaustion: %r" % (m or body[:200]))
     mc.close()
-    print("ok: the metrics client that waited is served: %s; fibd CPU with it waiting %d %%" % (m[0], cpu3))
+    print("ok: a metrics client was told 503 while out of descriptors, the next is served: %s; fibd CPU meanwhile %d %%" % (m[0], cpu3))
 
 elif case == "idle":
     # control.idle_timeout is IDLE seconds: clients that complete no line
