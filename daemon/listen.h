@@ -9,10 +9,11 @@
  *
  * One way to survive running out of descriptors, for those two and the
  * metrics listener (libev's advice): keep a spare descriptor
- * (/dev/null); when accept() fails with EMFILE or ENFILE, close the spare, accept the waiting clients into its slot one
- * by one, tell each a short message (or nothing) and close it, then open
- * the spare again. The clients get an answer instead of a hang and the
- * listener is quiet. The caller counts, pauses and logs.
+ * (/dev/null); when accept() fails with EMFILE or ENFILE, close the
+ * spare, accept the waiting clients into its slot one by one, tell each
+ * a short message (or nothing) and close it, then open the spare again.
+ * The clients get an answer instead of a hang and the listener is quiet.
+ * The caller counts, pauses and logs.
  */
 #ifndef FIBD_LISTEN_H
 #define FIBD_LISTEN_H
