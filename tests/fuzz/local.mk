@@ -57,20 +57,21 @@ EXTRA_DIST += tests/fuzz/ctl_fuzz.c tests/fuzz/lookup_fuzz.c \
 CLEANFILES += tests/fuzz/ctl_fuzz tests/fuzz/lookup_fuzz
 
 tests/fuzz/ctl_fuzz: $(top_srcdir)/tests/fuzz/ctl_fuzz.c $(top_srcdir)/daemon/ctl.c \
-		$(top_srcdir)/daemon/ctl.h $(FUZZ_FIB_SRC)
+		$(top_srcdir)/daemon/ctl.h $(top_srcdir)/daemon/listen.c $(FUZZ_FIB_SRC)
 	$(AM_V_at)$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CLANG) $(FUZZ_FLAGS) -I$(top_srcdir) -I$(top_builddir) \
 		-D_GNU_SOURCE $(LIBEVENT_CFLAGS) $(URCU_CFLAGS) -o $@ \
 		$(top_srcdir)/tests/fuzz/ctl_fuzz.c $(top_srcdir)/daemon/ctl.c \
-		$(FUZZ_FIB_SRC) $(LIBEVENT_LIBS) $(URCU_LIBS) -lpthread
+		$(top_srcdir)/daemon/listen.c $(FUZZ_FIB_SRC) $(LIBEVENT_LIBS) $(URCU_LIBS) -lpthread
 
 tests/fuzz/lookup_fuzz: $(top_srcdir)/tests/fuzz/lookup_fuzz.c $(top_srcdir)/daemon/lookup.c \
 		$(top_srcdir)/daemon/lookup.h $(top_srcdir)/daemon/lookup_proto.h \
-		$(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC)
+		$(top_srcdir)/daemon/listen.c $(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC)
 	$(AM_V_at)$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)$(FUZZ_CLANG) $(FUZZ_FLAGS) -I$(top_srcdir) -I$(top_builddir) \
 		-D_GNU_SOURCE $(URCU_CFLAGS) -o $@ \
-		$(top_srcdir)/tests/fuzz/lookup_fuzz.c $(FUZZ_FIB_SRC) $(FUZZ_FLOW_SRC) $(URCU_LIBS) -lpthread
+		$(top_srcdir)/tests/fuzz/lookup_fuzz.c $(top_srcdir)/daemon/listen.c $(FUZZ_FIB_SRC) \
+		$(FUZZ_FLOW_SRC) $(URCU_LIBS) -lpthread
 
 fuzz-ctl: tests/fuzz/ctl_fuzz
 	$(MKDIR_P) tests/fuzz/ctl_corpus.new
