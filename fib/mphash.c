@@ -85,9 +85,9 @@ rol32(uint32_t w, unsigned s)
 static inline uint64_t
 le64(const uint8_t *p)
 {
-	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-	       (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-	       (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	       (uint64_t)p[7] << 56;
 }
 
 #define SIPROUND                                                                                   \
@@ -204,8 +204,8 @@ mp_hash_keys(struct mp_flow_keys *k, int family, uint32_t seed)
 	uint32_t hash;
 
 	mp_consistentify(k, family);
-	hash = (uint32_t)mp_siphash((const uint8_t *)k + MP_KEYS_START, mp_keys_len(family), key,
-				    key);
+	hash =
+	    (uint32_t)mp_siphash((const uint8_t *)k + MP_KEYS_START, mp_keys_len(family), key, key);
 	return hash ? hash : 1;
 }
 

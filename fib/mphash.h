@@ -114,15 +114,15 @@
 #include "fib/policy.h"
 
 /* fib_multipath_hash_fields bits (include/net/ip_fib.h) */
-#define FIB_MPHASH_F_SRC_IP 0x0001
-#define FIB_MPHASH_F_DST_IP 0x0002
-#define FIB_MPHASH_F_IP_PROTO 0x0004
-#define FIB_MPHASH_F_FLOWLABEL 0x0008
-#define FIB_MPHASH_F_SRC_PORT 0x0010
-#define FIB_MPHASH_F_DST_PORT 0x0020
+#define FIB_MPHASH_F_SRC_IP	0x0001
+#define FIB_MPHASH_F_DST_IP	0x0002
+#define FIB_MPHASH_F_IP_PROTO	0x0004
+#define FIB_MPHASH_F_FLOWLABEL	0x0008
+#define FIB_MPHASH_F_SRC_PORT	0x0010
+#define FIB_MPHASH_F_DST_PORT	0x0020
 #define FIB_MPHASH_F_OUTER_MASK 0x003f
 #define FIB_MPHASH_F_INNER_MASK 0x0fc0
-#define FIB_MPHASH_F_DEFAULT 0x0007 /* the sysctls' default */
+#define FIB_MPHASH_F_DEFAULT	0x0007 /* the sysctls' default */
 
 /*
  * The kernel's multipath hash of fl (31 bits: already `>> 1`), for
