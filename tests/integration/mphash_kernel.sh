@@ -19,7 +19,10 @@
 # skips the neighbour-reachability check that could move a flow).
 #
 # Root and `ip netns` needed, else skipped (exit 77). MPHASH_FLOWS (500)
-# flows per family, policy and seed.
+# flows per family, policy and seed. MPHASH_GOLDEN=FILE appends the first
+# 8 flows of each run to FILE as "FAMILY POLICY FIELDS SEED SRC DST PROTO
+# SPORT DPORT KERNEL_PATH HASH" lines: the golden vectors of
+# tests/unit/mphash_test.c come from there.
 set -eu
 
 : "${MPHASH_TOOL:=./tests/integration/mphash_tool}"
@@ -130,8 +133,9 @@ check() {
 	awk 'NR == FNR { idx[$1] = NR - 1; next }
 		{ g = "?"; for (i = 1; i < NF; i++) if ($i == "via") g = $(i + 1)
 		  print ((g in idx) ? idx[g] : "?") }' "$TMP/p$fam" "$TMP/kout" >"$TMP/kpath"
-	cut -d' ' -f2- "$TMP/flows" | "$MPHASH_TOOL" -"$fam" "$pol" "$fields" "$seed" "$w" |
-		cut -d' ' -f1 >"$TMP/tpath"
+	cut -d' ' -f2- "$TMP/flows" | "$MPHASH_TOOL" -"$fam" "$pol" "$fields" "$seed" "$w" \
+		>"$TMP/tool"
+	cut -d' ' -f1 "$TMP/tool" >"$TMP/tpath"
 	if [ "$(wc -l <"$TMP/kpath")" != "$FLOWS" ]; then
 		echo "FAIL: IPv$fam policy $pol: $(wc -l <"$TMP/kpath") kernel answers for $FLOWS flows"
 		head -5 "$TMP/kerr"
@@ -146,6 +150,11 @@ check() {
 	# every path taken at least once: the flows did exercise the bounds
 	[ "$(sort -u "$TMP/kpath" | wc -l)" = 4 ] ||
 		{ echo "FAIL: IPv$fam policy $pol: not every path taken"; exit 1; }
+	if [ -n "${MPHASH_GOLDEN:-}" ]; then
+		paste -d' ' "$TMP/flows" "$TMP/kpath" "$TMP/tool" | head -8 |
+			awk -v f="$fam" -v p="$pol" -v x="$fields" -v s="$seed" \
+				'{ print f, p, x, s, $2, $3, $4, $5, $6, $7, $9 }' >>"$MPHASH_GOLDEN"
+	fi
 	TOTAL=$((TOTAL + FLOWS))
 	echo "ok IPv$fam policy $pol fields $fields seed $seed: $FLOWS flows agree"
 }
