@@ -69,8 +69,13 @@
  *   dissector reads, which `ip route get` cannot express.
  * - IPv6: inet6_rtm_getroute does not build a packet: the flowi6 is
  *   hashed (ip_proto 0 when none is named, the ports as given whatever
- *   the protocol, the flow label of RTA_FLOWLABEL) and policy 3 is the
- *   outer hash itself, without jhash_2words.
+ *   the protocol, the flow label of RTA_FLOWLABEL, Linux >= 6.15) and
+ *   policy 3 is the outer hash itself, without jhash_2words.
+ *
+ * tests/integration/mphash_kernel.sh checks all of the above against
+ * Linux 6.18: 14,000 random flows (both families, policies 0 to 3, two
+ * seeds, output flows with and without a source, input flows, IPv6 flow
+ * labels), every one on the kernel's path.
  *
  * Not reproduced (no struct fib_flow input carries them): locally
  * generated IPv4 traffic with policy 3 (ip_route_output_flow passes no skb:
@@ -97,9 +102,19 @@
  *   that is a different flow.
  * - Input flows (`iif`): the packet's source.
  *
- * Path selection is the caller's: besides the upper bounds, Linux >= 6.16
- * (fib_select_multipath) prefers, for output flows with a source, a next
- * hop whose nh_saddr equals it, and both families skip dead next hops.
+ * Path selection is the caller's (fib_mphash_select is the plain rule).
+ * Both families skip dead next hops, link-down ones under
+ * ignore_routes_with_linkdown, and IPv4 those without a valid neighbour
+ * under net.ipv4.fib_multipath_use_neigh. IPv4 output flows with a
+ * source (fl4->saddr set: `from`; not input flows) go through Linux
+ * 6.18's fib_select_multipath, which scores each live next hop 2 if its
+ * nh_saddr (the source the kernel picked for that next hop's device and
+ * gateway) equals the flow's source, plus 1 if hash <= its upper bound,
+ * and takes the first of the highest score: the plain rule whenever all
+ * or none of the next hops have that nh_saddr. Checked on 200 flows from
+ * 10.0.0.1 over next hops on two devices, 10.0.0.1/24 and 10.2.0.1/24:
+ * the score rule gave the kernel's path for all 200, the plain rule for
+ * 111. IPv6 has no such preference.
  *
  * fib_mphash is internal to libfib (hidden visibility: not exported,
  * not in debian/libfib0.symbols); tests compile fib/mphash.c themselves.
