@@ -12,7 +12,9 @@
 # (IPv4: lo's 192.0.2.1-16; no next hop has them as nh_saddr, so Linux's
 # source preference in fib_select_multipath does not apply), input flows
 # (`iif v1`, a random source); TCP, UDP, ICMP and no protocol, random
-# ports (ICMP with ports too: IPv6 hashes them, IPv4 does not). Each answer's
+# ports (ICMP with ports too: IPv6 hashes them, IPv4 does not). Then
+# IPv6 flows with random flow labels through mphash_rtget, since `ip
+# route get` of iproute2 < 6.14 sends none (policies 0, 1, 3). Each answer's
 # gateway gives the kernel's path; tests/integration/mphash_tool gives
 # fib_mphash's hash and the path of the same upper bounds (fib_rebalance).
 # Every flow must agree. Forwarding is on (input flows, and IPv6 then
@@ -26,10 +28,12 @@
 set -eu
 
 : "${MPHASH_TOOL:=./tests/integration/mphash_tool}"
+: "${MPHASH_RTGET:=./tests/integration/mphash_rtget}"
 FLOWS=${MPHASH_FLOWS:-500}
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: no ip(8)"; exit 77; }
-[ -x "$MPHASH_TOOL" ] || { echo "FAIL: $MPHASH_TOOL not built"; exit 1; }
+[ -x "$MPHASH_TOOL" ] && [ -x "$MPHASH_RTGET" ] ||
+	{ echo "FAIL: $MPHASH_TOOL or $MPHASH_RTGET not built"; exit 1; }
 NS=fibhash-$$
 ip netns add "$NS" 2>/dev/null || { echo "SKIP: ip netns unavailable"; exit 77; }
 TMP=$(mktemp -d /tmp/fibhash.XXXXXX)
@@ -110,6 +114,24 @@ flows() {
 	}'
 }
 
+# flows6fl N SEED IIF: IPv6 "SRC DST PROTO SPORT DPORT FLOWLABEL IIF"
+# lines, random flow labels (one in ten 0), for mphash_rtget.
+flows6fl() {
+	awk -v n="$1" -v seed="$2" -v iif="$3" 'BEGIN {
+		srand(seed)
+		split("0 6 17 58", protos, " ")
+		for (i = 0; i < n; i++) {
+			k = int(rand() * 3)
+			proto = protos[int(rand() * 4) + 1]
+			sp = int(rand() * 65535) + 1; dp = int(rand() * 65535) + 1
+			label = rand() < 0.1 ? 0 : int(rand() * 1048576)
+			dst = sprintf("2001:db8:100:%x:%x::%x", int(rand() * 65536), int(rand() * 65536), int(rand() * 65535) + 1)
+			src = k == 0 ? "-" : sprintf("2001:db8:ff:%x::%x", int(rand() * 65536), int(rand() * 65535) + 1)
+			printf "%s %s %d %d %d %x %d\n", src, dst, proto, sp, dp, label, k == 2 ? iif : 0
+		}
+	}'
+}
+
 # check FAMILY POLICY FIELDS SEED: the kernel's paths against the tool's.
 TOTAL=0
 check() {
@@ -159,6 +181,40 @@ check() {
 	echo "ok IPv$fam policy $pol fields $fields seed $seed: $FLOWS flows agree"
 }
 
+# check6fl POLICY FIELDS SEED: IPv6 flows with flow labels, asked with
+# mphash_rtget (RTA_FLOWLABEL); skipped when the kernel rejects it.
+FLOWLABEL=yes
+check6fl() {
+	local pol=$1 fields=$2 seed=$3 rc=0
+	[ "$FLOWLABEL" = yes ] || return 0
+	sysn net.ipv4.fib_multipath_hash_seed="$seed"
+	sysn net.ipv6.fib_multipath_hash_policy="$pol"
+	sysn net.ipv6.fib_multipath_hash_fields="$fields"
+	flows6fl "$FLOWS" "$((seed + pol * 11 + fields))" "$IIF6" >"$TMP/flows"
+	ip netns exec "$NS" "$MPHASH_RTGET" <"$TMP/flows" >"$TMP/kout" || rc=$?
+	if [ "$rc" = 3 ]; then
+		echo "note: no RTA_FLOWLABEL in route requests (Linux < 6.15): flow labels not checked"
+		FLOWLABEL=no
+		return 0
+	fi
+	[ "$rc" = 0 ] || { echo "FAIL: mphash_rtget exit $rc"; exit 1; }
+	awk 'NR == FNR { idx[$1] = NR - 1; next } { print (($1 in idx) ? idx[$1] : "?") }' \
+		"$TMP/p6" "$TMP/kout" >"$TMP/kpath"
+	cut -d' ' -f1-6 "$TMP/flows" | "$MPHASH_TOOL" -6 "$pol" "$fields" "$seed" "$W6" |
+		cut -d' ' -f1 >"$TMP/tpath"
+	if ! cmp -s "$TMP/kpath" "$TMP/tpath"; then
+		echo "FAIL: IPv6 flow labels, policy $pol fields $fields seed $seed:" \
+			"$(paste -d' ' "$TMP/kpath" "$TMP/tpath" | awk '$1 != $2' | wc -l) of $FLOWS differ"
+		paste -d' ' "$TMP/kpath" "$TMP/tpath" "$TMP/flows" | awk '$1 != $2' | head -10
+		exit 1
+	fi
+	[ "$(sort -u "$TMP/kpath" | wc -l)" = 4 ] ||
+		{ echo "FAIL: IPv6 flow labels, policy $pol: not every path taken"; exit 1; }
+	TOTAL=$((TOTAL + FLOWS))
+	echo "ok IPv6 with flow labels, policy $pol fields $fields seed $seed: $FLOWS flows agree"
+}
+IIF6=$(ip -n "$NS" -o link show v1 | cut -d: -f1)
+
 for seed in 1 3735928559; do
 	for fam in 4 6; do
 		check "$fam" 0 7 "$seed"
@@ -167,5 +223,9 @@ for seed in 1 3735928559; do
 		check "$fam" 3 0x37 "$seed"  # src ip, dst ip, src port, dst port, proto
 		check "$fam" 3 0x22 "$seed"  # dst ip, dst port
 	done
+	check6fl 0 7 "$seed"
+	check6fl 1 7 "$seed"
+	check6fl 3 0x0b "$seed" # src ip, dst ip, flow label
+	check6fl 3 0x3f "$seed" # every outer field
 done
 echo "PASS: $TOTAL flows agree with the kernel"
