@@ -23,8 +23,8 @@
 # Root and `ip netns` needed, else skipped (exit 77). MPHASH_FLOWS (500)
 # flows per family, policy and seed. MPHASH_GOLDEN=FILE appends the first
 # 8 flows of each run to FILE as "FAMILY POLICY FIELDS SEED SRC DST PROTO
-# SPORT DPORT KERNEL_PATH HASH" lines: the golden vectors of
-# tests/unit/mphash_test.c come from there.
+# SPORT DPORT KERNEL_PATH HASH [FLOWLABEL]" lines (hex flow label): the
+# golden vectors of tests/unit/mphash_test.c come from there.
 set -eu
 
 : "${MPHASH_TOOL:=./tests/integration/mphash_tool}"
@@ -200,8 +200,9 @@ check6fl() {
 	[ "$rc" = 0 ] || { echo "FAIL: mphash_rtget exit $rc"; exit 1; }
 	awk 'NR == FNR { idx[$1] = NR - 1; next } { print (($1 in idx) ? idx[$1] : "?") }' \
 		"$TMP/p6" "$TMP/kout" >"$TMP/kpath"
-	cut -d' ' -f1-6 "$TMP/flows" | "$MPHASH_TOOL" -6 "$pol" "$fields" "$seed" "$W6" |
-		cut -d' ' -f1 >"$TMP/tpath"
+	cut -d' ' -f1-6 "$TMP/flows" | "$MPHASH_TOOL" -6 "$pol" "$fields" "$seed" "$W6" \
+		>"$TMP/tool"
+	cut -d' ' -f1 "$TMP/tool" >"$TMP/tpath"
 	if ! cmp -s "$TMP/kpath" "$TMP/tpath"; then
 		echo "FAIL: IPv6 flow labels, policy $pol fields $fields seed $seed:" \
 			"$(paste -d' ' "$TMP/kpath" "$TMP/tpath" | awk '$1 != $2' | wc -l) of $FLOWS differ"
@@ -210,6 +211,11 @@ check6fl() {
 	fi
 	[ "$(sort -u "$TMP/kpath" | wc -l)" = 4 ] ||
 		{ echo "FAIL: IPv6 flow labels, policy $pol: not every path taken"; exit 1; }
+	if [ -n "${MPHASH_GOLDEN:-}" ]; then
+		paste -d' ' "$TMP/flows" "$TMP/kpath" "$TMP/tool" | head -8 |
+			awk -v p="$pol" -v x="$fields" -v s="$seed" \
+				'{ print 6, p, x, s, $1, $2, $3, $4, $5, $8, $10, $6 }' >>"$MPHASH_GOLDEN"
+	fi
 	TOTAL=$((TOTAL + FLOWS))
 	echo "ok IPv6 with flow labels, policy $pol fields $fields seed $seed: $FLOWS flows agree"
 }
