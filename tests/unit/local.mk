@@ -143,6 +143,7 @@ VALGRIND_TESTS = \
 	tests/unit/conf_test \
 	tests/unit/ctl_test \
 	tests/unit/lookup_test \
+	tests/unit/mphash_test \
 	tests/util/routes_test \
 	tests/util/tablegen_test
 dist_noinst_SCRIPTS += tests/valgrind.sh
