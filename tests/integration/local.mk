@@ -15,6 +15,16 @@ dist_noinst_SCRIPTS += \
 	tests/integration/daemon_fibctl.sh
 EXTRA_DIST += tests/ctl
 
+# fib_mphash against the kernel's ECMP choice (`ip route get`, pinned
+# seed) in a namespace; mphash_tool runs fib_mphash on its flows (it
+# compiles fib/mphash.c itself: fib_mphash is not exported by libfib),
+# mphash_rtget asks for IPv6 routes with a flow label.
+check_PROGRAMS += tests/integration/mphash_tool tests/integration/mphash_rtget
+tests_integration_mphash_tool_SOURCES = tests/integration/mphash_tool.c fib/mphash.c
+tests_integration_mphash_rtget_SOURCES = tests/integration/mphash_rtget.c
+TESTS += tests/integration/mphash_kernel.sh
+dist_noinst_SCRIPTS += tests/integration/mphash_kernel.sh
+
 # The whole daemon and the netlink ingest in a namespace.
 NL_INTEGRATION_TESTS = \
 	tests/integration/nl_basic.sh \

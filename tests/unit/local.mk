@@ -143,6 +143,7 @@ VALGRIND_TESTS = \
 	tests/unit/conf_test \
 	tests/unit/ctl_test \
 	tests/unit/lookup_test \
+	tests/unit/mphash_test \
 	tests/util/routes_test \
 	tests/util/tablegen_test
 dist_noinst_SCRIPTS += tests/valgrind.sh
@@ -203,3 +204,13 @@ TESTS += tests/unit/lag_test
 tests_unit_lag_test_SOURCES = tests/unit/lag_test.c daemon/lag.c
 tests_unit_lag_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_lag_test_LDADD = $(CHECK_LIBS) -lm
+
+# The kernel's multipath hash: golden vectors captured from Linux
+# (tests/integration/mphash_kernel.sh checks the kernel itself as root).
+# The test includes fib/mphash.c for its static SipHash; fib_mphash is
+# not exported by libfib.
+check_PROGRAMS += tests/unit/mphash_test
+TESTS += tests/unit/mphash_test
+tests_unit_mphash_test_SOURCES = tests/unit/mphash_test.c
+tests_unit_mphash_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_mphash_test_LDADD = $(CHECK_LIBS)
