@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += daemon/libingest.la
 daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
+	daemon/nl_policy.c \
 	daemon/ingest.c \
 	daemon/ingest_event.c \
 	daemon/ingest_dump.c \

@@ -191,6 +191,7 @@ TESTS += tests/unit/nl_test
 tests_unit_nl_test_SOURCES = tests/unit/nl_test.c
 tests_unit_nl_test_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DNL_CORPUS='"$(abs_top_srcdir)/tests/fuzz/nl_corpus"' \
+	-DNL_POLICY_CORPUS='"$(abs_top_srcdir)/tests/fuzz/nl_policy_corpus"' \
 	-DNL_GOLDEN='"$(abs_top_srcdir)/tests/nl"'
 tests_unit_nl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS)
 tests_unit_nl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(CHECK_LIBS)
