@@ -36,8 +36,7 @@ ingest_conf_default(struct ingest_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->families = INGEST_V4 | INGEST_V6;
-	c->tables[0] = RT_TABLE_MAIN;
-	c->ntables = 1;
+	c->ntables = 0; /* every table: policy rules may look any of them up */
 	c->rcvbuf = 64u << 20;
 	c->budget_us = 2000;
 }

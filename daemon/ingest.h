@@ -56,8 +56,8 @@ struct ingest;
 /* What to mirror; a later config module fills this from YAML. */
 struct ingest_conf {
 	unsigned families;                 /* INGEST_V4 | INGEST_V6 */
-	uint32_t tables[INGEST_TABLES_MAX]; /* default: RT_TABLE_MAIN */
-	unsigned ntables;                  /* 0: every table */
+	uint32_t tables[INGEST_TABLES_MAX];
+	unsigned ntables;                  /* 0 (the default): every table */
 	unsigned rcvbuf;                   /* event socket, bytes: 64 MiB */
 	unsigned budget_us;                /* per slice: 2000 (conf: netlink.slice_budget_us) */
 };
