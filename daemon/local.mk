@@ -9,6 +9,7 @@ daemon_libingest_la_SOURCES = \
 	daemon/nl_policy.c \
 	daemon/ingest.c \
 	daemon/ingest_event.c \
+	daemon/ingest_policy.c \
 	daemon/ingest_dump.c \
 	daemon/ingest_load.c \
 	daemon/ingest_resync.c \
