@@ -14,6 +14,7 @@ daemon_libingest_la_SOURCES = \
 	daemon/ingest_load.c \
 	daemon/ingest_resync.c \
 	daemon/ingest_sweep.c \
+	daemon/sysctl.c \
 	daemon/ctl.c \
 	daemon/lookup.c \
 	daemon/listen.c \
@@ -30,6 +31,7 @@ noinst_HEADERS += \
 	daemon/ingest.h \
 	daemon/ingest_priv.h \
 	daemon/ingest_sweep.h \
+	daemon/sysctl.h \
 	daemon/ctl.h \
 	daemon/lookup.h \
 	daemon/fibd.h \

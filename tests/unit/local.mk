@@ -198,6 +198,14 @@ tests_unit_nl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(CH
 EXTRA_DIST += tests/nl
 CLEANFILES += nl_test-*.out
 
+# The sysctl reader over a fake /proc/sys/net, and its watch on a FIB.
+check_PROGRAMS += tests/unit/sysctl_test
+TESTS += tests/unit/sysctl_test
+tests_unit_sysctl_test_SOURCES = tests/unit/sysctl_test.c
+tests_unit_sysctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_sysctl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBEVENT_LIBS) $(CHECK_LIBS) \
+	$(URCU_LIBS) -lpthread
+
 # The loop-lateness histogram against a sorted array.
 check_PROGRAMS += tests/unit/lag_test
 TESTS += tests/unit/lag_test
