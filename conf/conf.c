@@ -201,7 +201,7 @@ static const struct conf_field conf_fields[F_COUNT] = {
 	[F_FAMILIES] = { S_NETLINK, "families", T_FAMILIES, OFF(netlink, families),
 		0, 0, conf_family_names, CONF_FAMILY_IPV4 | CONF_FAMILY_IPV6, NULL },
 	[F_TABLES] = { S_NETLINK, "tables", T_TABLES, offsetof(struct conf, netlink),
-		1, UINT32_MAX, conf_table_names, 254, NULL },
+		1, UINT32_MAX, conf_table_names, 0 /* all */, NULL },
 	[F_RCVBUF] = { S_NETLINK, "rcvbuf", T_SIZE, OFF(netlink, rcvbuf),
 		64 * KIB, GIB, NULL, 64 * MIB, NULL },
 	[F_SLICE_BUDGET] = { S_NETLINK, "slice_budget", T_DURATION, OFF(netlink, slice_budget_us),
@@ -1085,8 +1085,9 @@ conf_defaults(struct conf *c)
 		case ST_STR:
 			strcpy(p, f->str);
 			break;
-		case ST_TABLES:
-			((struct conf_netlink *)p)->ntables = 1;
+		case ST_TABLES: /* def 0: all tables, as rules may send a flow to any */
+			((struct conf_netlink *)p)->all_tables = f->def == 0;
+			((struct conf_netlink *)p)->ntables = f->def != 0;
 			((struct conf_netlink *)p)->tables[0] = (uint32_t)f->def;
 			break;
 		}

@@ -100,8 +100,8 @@ struct conf_cache {
 
 struct conf_netlink {
 	unsigned families;        /* CONF_FAMILY_* bits; ipv4 and ipv6 */
-	bool all_tables;          /* "all": tables[] is empty */
-	size_t ntables;           /* main */
+	bool all_tables;          /* "all" (the default): tables[] is empty */
+	size_t ntables;           /* 0 with all_tables */
 	uint32_t tables[CONF_TABLES_MAX]; /* 1..2^32-1, in file order */
 	uint64_t rcvbuf;          /* 64 MiB, bytes */
 	uint64_t slice_budget_us; /* 2 ms of ingest per event loop turn */

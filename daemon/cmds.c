@@ -265,7 +265,9 @@ fibd_log_stats(struct fibd *d)
 					     (unsigned long long)st.parse_errors[i]);
 	log_info("stats: msgs=%llu loaded=%llu added=%llu deleted=%llu exists=%llu missing=%llu "
 		 "fib_errors=%llu skipped=%llu unknown_attrs=%llu drops=%llu resyncs=%llu "
-		 "dump_intr=%llu slices=%llu nh_objects=%llu parse_errors:%s",
+		 "dump_intr=%llu slices=%llu nh_objects=%llu rules=%llu/%llu addrs=%llu/%llu "
+		 "links=%llu/%llu policy_stale=%llu policy_errors=%llu publishes=%llu "
+		 "parse_errors:%s",
 		 (unsigned long long)st.msgs, (unsigned long long)st.routes_loaded,
 		 (unsigned long long)st.routes_added, (unsigned long long)st.routes_deleted,
 		 (unsigned long long)st.add_exists, (unsigned long long)st.del_missing,
@@ -273,7 +275,11 @@ fibd_log_stats(struct fibd *d)
 		 (unsigned long long)st.unknown_attrs, (unsigned long long)st.drops,
 		 (unsigned long long)st.resyncs, (unsigned long long)st.dump_intr,
 		 (unsigned long long)st.slices, (unsigned long long)st.nh_objects,
-		 errs[0] ? errs : " none");
+		 (unsigned long long)st.rules_applied, (unsigned long long)st.rules_rejected,
+		 (unsigned long long)st.addrs_applied, (unsigned long long)st.addrs_rejected,
+		 (unsigned long long)st.links_applied, (unsigned long long)st.links_rejected,
+		 (unsigned long long)st.policy_stale, (unsigned long long)st.policy_errors,
+		 (unsigned long long)st.policy_publishes, errs[0] ? errs : " none");
 	if (d->cache) {
 		struct flow_stats fs;
 
@@ -328,6 +334,21 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "netlink_messages %llu\n", (unsigned long long)st.msgs);
 	evbuffer_add_printf(out, "netlink_drops %llu\n", (unsigned long long)st.drops);
 	evbuffer_add_printf(out, "netlink_resyncs %llu\n", (unsigned long long)st.resyncs);
+	evbuffer_add_printf(out, "netlink_rules_applied %llu\n", (unsigned long long)st.rules_applied);
+	evbuffer_add_printf(out, "netlink_rules_rejected %llu\n",
+			    (unsigned long long)st.rules_rejected);
+	evbuffer_add_printf(out, "netlink_addrs_applied %llu\n", (unsigned long long)st.addrs_applied);
+	evbuffer_add_printf(out, "netlink_addrs_rejected %llu\n",
+			    (unsigned long long)st.addrs_rejected);
+	evbuffer_add_printf(out, "netlink_links_applied %llu\n", (unsigned long long)st.links_applied);
+	evbuffer_add_printf(out, "netlink_links_rejected %llu\n",
+			    (unsigned long long)st.links_rejected);
+	fib_read_lock(); /* the published policy, as readers see it */
+	evbuffer_add_printf(out, "policy_rules_v4 %zu\n", fib_rules_get(d->fib, AF_INET, NULL, 0));
+	evbuffer_add_printf(out, "policy_rules_v6 %zu\n", fib_rules_get(d->fib, AF_INET6, NULL, 0));
+	evbuffer_add_printf(out, "policy_links %zu\n", fib_links_get(d->fib, NULL, 0));
+	evbuffer_add_printf(out, "policy_addrs %zu\n", fib_ifaddrs_get(d->fib, NULL, 0));
+	fib_read_unlock();
 	evbuffer_add_printf(out, "compacting %s\n", d->comp.cw.running ? "true" : "false");
 	evbuffer_add_printf(out, "control_clients %u\n", cs.clients);
 	evbuffer_add_printf(out, "control_refused %llu\n", (unsigned long long)cs.refused);

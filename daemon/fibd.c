@@ -50,6 +50,7 @@
 #include "daemon/fibd.h"
 #include "daemon/lookup.h"
 #include "daemon/settings.h"
+#include "daemon/sysctl.h"
 
 #ifndef FIBD_CONF
 #define FIBD_CONF "/etc/fibd/fibd.yaml"
@@ -336,6 +337,9 @@ fibd_open(struct fibd *d)
 	d->ing = ingest_new(d->base, d->fib, &ic);
 	if (!d->ing)
 		fatal("netlink");
+	d->sysctl = sysctl_watch_new(d->base, d->fib, d->ing, NULL, SYSCTL_INTERVAL_S);
+	if (!d->sysctl)
+		fatalx("sysctl timer");
 	fibd_modules_open(d);
 	fibd_metrics_open(d);
 	d->sig_term = fibd_signal_new(d, SIGTERM);
@@ -376,6 +380,7 @@ fibd_close(struct fibd *d)
 	event_free(d->sig_usr1);
 	event_free(d->sig_hup);
 	fibd_health_close(d);
+	sysctl_watch_free(d->sysctl);
 	ingest_free(d->ing);
 	fib_free(d->fib);
 	fib_thread_offline();

@@ -154,6 +154,7 @@ struct fibd {
 	struct event_base *base;
 	struct fib *fib;
 	struct ingest *ing;
+	struct sysctl_watch *sysctl; /* daemon/sysctl.c: multipath hash, forwarding */
 	struct ctl *ctl;
 	struct lookup *lookup;	  /* NULL: lookup.threads is 0 */
 	struct flow_cache *cache; /* NULL: cache.enabled is false */

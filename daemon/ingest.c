@@ -36,8 +36,7 @@ ingest_conf_default(struct ingest_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->families = INGEST_V4 | INGEST_V6;
-	c->tables[0] = RT_TABLE_MAIN;
-	c->ntables = 1;
+	c->ntables = 0; /* every table: policy rules may look any of them up */
 	c->rcvbuf = 64u << 20;
 	c->budget_us = 2000;
 }
@@ -156,8 +155,10 @@ struct ingest *
 ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c)
 {
 	struct ingest *ing = calloc(1, sizeof(*ing));
-	static const unsigned groups[] = { RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK,
-					   RTNLGRP_NEXTHOP };
+	static const unsigned groups[] = { RTNLGRP_IPV4_ROUTE,  RTNLGRP_IPV6_ROUTE,
+					   RTNLGRP_LINK,        RTNLGRP_NEXTHOP,
+					   RTNLGRP_IPV4_RULE,   RTNLGRP_IPV6_RULE,
+					   RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR };
 	int one = 1, err;
 
 	if (!ing)
@@ -242,6 +243,12 @@ ingest_paused(const struct ingest *ing)
 }
 
 int
+ingest_fib_writable(const struct ingest *ing)
+{
+	return !ing->paused && !ing->load.running;
+}
+
+int
 ingest_reconfigure(struct ingest *ing, const struct ingest_conf *c)
 {
 	int restart = c->families != ing->conf.families || c->ntables != ing->conf.ntables ||
@@ -276,6 +283,7 @@ ingest_free(struct ingest *ing)
 	ingest_sweep_fini(&ing->sweep);
 	ingest_set_free(&ing->set);
 	ingest_set_free(&ing->cur);
+	ingest_policy_free(ing);
 	free(ing->links);
 	free(ing->buf);
 	free(ing);

@@ -3,16 +3,20 @@
  * DOC: ingest, mirroring the kernel's routing tables into the FIB
  *
  * Two rtnetlink sockets. The event socket joins RTNLGRP_IPV4_ROUTE,
- * RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK and RTNLGRP_NEXTHOP before anything is
- * dumped, so every change after the dump started is queued in its receive
+ * RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_NEXTHOP, the rule groups
+ * (RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE) and the address groups
+ * (RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR) before anything is dumped,
+ * so every change after the dump started is queued in its receive
  * buffer (SO_RCVBUFFORCE, default 64 MiB). The dump socket then dumps
- * links, next-hop objects and the routes of each mirrored family (with
+ * links, addresses, the rules of each mirrored family (applied to the
+ * FIB's policy and published once, daemon/ingest_policy.c), next-hop
+ * objects and the routes of each mirrored family (with
  * NETLINK_GET_STRICT_CHK and an RTA_TABLE filter when one table is
  * mirrored and the kernel accepts it).
  *
  *   idle ──ENOBUFS / link down / nexthop changed──┐
  *    ^                                             v
- *    |      dump: links -> nexthops -> v4 -> v6 (reads in slices)
+ *    |      dump: links -> addrs -> rules -> nexthops -> v4 -> v6
  *    |                                             |
  *    |  first dump: fib_load per family    resync: walk the FIB once,
  *    |  on a loader thread (IPv4 builds    sort both, merge in slices:
@@ -56,8 +60,8 @@ struct ingest;
 /* What to mirror; a later config module fills this from YAML. */
 struct ingest_conf {
 	unsigned families;                 /* INGEST_V4 | INGEST_V6 */
-	uint32_t tables[INGEST_TABLES_MAX]; /* default: RT_TABLE_MAIN */
-	unsigned ntables;                  /* 0: every table */
+	uint32_t tables[INGEST_TABLES_MAX];
+	unsigned ntables;                  /* 0 (the default): every table */
 	unsigned rcvbuf;                   /* event socket, bytes: 64 MiB */
 	unsigned budget_us;                /* per slice: 2000 (conf: netlink.slice_budget_us) */
 };
@@ -79,6 +83,15 @@ struct ingest_stats {
 	uint64_t dump_intr;       /* dumps flagged NLM_F_DUMP_INTR */
 	uint64_t slices;          /* slices that ran out of budget */
 	uint64_t nh_objects;
+	uint64_t rules_applied;   /* fib_rule_add/del that succeeded, dumps included */
+	uint64_t rules_rejected;  /* rule messages the parser rejected (also parse_errors) */
+	uint64_t addrs_applied;   /* fib_ifaddr_add/del that succeeded */
+	uint64_t addrs_rejected;
+	uint64_t links_applied;   /* fib_link_set/del that succeeded */
+	uint64_t links_rejected;
+	uint64_t policy_stale;    /* -EEXIST / -ENOENT: old events replayed after a dump */
+	uint64_t policy_errors;   /* other policy failures, fib_policy_publish's included */
+	uint64_t policy_publishes; /* fib_policy_publish calls: one per slice or dump */
 	int ready;
 	int strict;               /* kernel-side table filter in use */
 	double ingest_seconds;    /* first dump request to ready */
@@ -140,6 +153,10 @@ int ingest_pause(struct ingest *ing);
 void ingest_resume(struct ingest *ing);
 /* 1 between ingest_pause and ingest_resume. Context: main loop. */
 int ingest_paused(const struct ingest *ing);
+
+/* 1 when the main loop is the FIB's writer now: no loader thread runs and
+ * ingest is not paused for another writer. Context: main loop. */
+int ingest_fib_writable(const struct ingest *ing);
 
 /* Interface name from RTNLGRP_LINK, or NULL. Context: main loop. */
 const char *ingest_ifname(const struct ingest *ing, uint32_t ifindex);

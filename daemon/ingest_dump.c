@@ -2,9 +2,12 @@
 /*
  * DOC: ingest, dumps
  *
- * A dump asks for links, next-hop objects, then the routes of each
- * mirrored family, one request at a time on the dump socket, and reads
- * the replies in slices of budget_us. Routes go into the dump set; when
+ * A dump asks for links, addresses, the rules of each mirrored family,
+ * next-hop objects, then the routes of each mirrored family, one request at a time on the dump socket, and reads
+ * the replies in slices of budget_us. Links, addresses and rules are
+ * collected and applied to the FIB's policy in one step once their last
+ * dump is done (daemon/ingest_policy.c), before the routes' dumps, while
+ * the main loop is still the only writer. Routes go into the dump set; when
  * the last step is done the set is applied: by the loader thread the
  * first time (daemon/ingest_load.c, IPv4 already loading while IPv6 is
  * dumped), by a merge in slices afterwards (daemon/ingest_resync.c).
@@ -22,6 +25,9 @@
 #include <sys/socket.h>
 #include <event2/event.h>
 #include <libmnl/libmnl.h>
+#include <linux/fib_rules.h>
+#undef FIB_RULE_INVERT /* fib/policy.h's, same value */
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
@@ -128,6 +134,21 @@ ingest_send_dump(struct ingest *ing)
 		ifi->ifi_family = AF_UNSPEC;
 		break;
 	}
+	case ST_ADDR: {
+		struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+
+		nlh->nlmsg_type = RTM_GETADDR;
+		ifa->ifa_family = AF_UNSPEC;
+		break;
+	}
+	case ST_RULE4:
+	case ST_RULE6: {
+		struct fib_rule_hdr *frh = mnl_nlmsg_put_extra_header(nlh, sizeof(*frh));
+
+		nlh->nlmsg_type = RTM_GETRULE;
+		frh->family = ing->step == ST_RULE4 ? AF_INET : AF_INET6;
+		break;
+	}
 	case ST_NH: {
 		struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
 
@@ -159,6 +180,8 @@ ingest_send_dump(struct ingest *ing)
 static void
 ingest_next_step(struct ingest *ing)
 {
+	enum ingest_step from = ing->step;
+
 	if (ing->first && ing->step == ST_V4 && (ing->conf.families & INGEST_V6) &&
 	    ing->set.n) {
 		ingest_set_fix(&ing->set);
@@ -170,8 +193,14 @@ ingest_next_step(struct ingest *ing)
 			continue;
 		if (ing->step == ST_V6 && !(ing->conf.families & INGEST_V6))
 			continue;
+		if (ing->step == ST_RULE4 && !(ing->conf.families & INGEST_V4))
+			continue;
+		if (ing->step == ST_RULE6 && !(ing->conf.families & INGEST_V6))
+			continue;
 		break;
 	}
+	if (from < ST_NH && ing->step >= ST_NH)
+		ingest_policy_dump_apply(ing); /* before any route, and before the loader */
 	if (ing->step >= ST_DONE) {
 		ingest_apply(ing);
 		return;
@@ -215,6 +244,7 @@ ingest_start_dump(struct ingest *ing)
 	clock_gettime(CLOCK_MONOTONIC, &ing->t0);
 	ingest_set_reset(&ing->set);
 	nl_nhtab_clear(ing->nht);
+	ingest_policy_dump_begin(ing);
 	ing->step = ST_LINK;
 	event_add(ing->dump_read, NULL);
 	if (ingest_send_dump(ing) < 0) {
@@ -224,9 +254,18 @@ ingest_start_dump(struct ingest *ing)
 }
 
 /* NLMSG_ERROR or NLMSG_DONE carrying an error for the running dump. */
+static const unsigned ingest_step_pol[ST_DONE] = {
+	[ST_LINK] = INGEST_POL_LINK,
+	[ST_ADDR] = INGEST_POL_ADDR,
+	[ST_RULE4] = INGEST_POL_RULE4,
+	[ST_RULE6] = INGEST_POL_RULE6,
+};
+
 static void
 ingest_dump_error(struct ingest *ing, int err)
 {
+	if (ing->step < ST_DONE && ingest_step_pol[ing->step])
+		ingest_policy_step_done(ing, ingest_step_pol[ing->step], err);
 	if (err == 0) {
 		ingest_next_step(ing);
 		return;
@@ -271,8 +310,11 @@ ingest_dump_read(evutil_socket_t fd, short what, void *arg)
 		     nlh = mnl_nlmsg_next(nlh, &len)) {
 			if (nlh->nlmsg_seq != ing->seq || nlh->nlmsg_pid != ing->dump_portid)
 				continue;
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
 				ing->st.dump_intr++;
+				if (ing->step < ST_NH)
+					ing->pol.intr = 1;
+			}
 			if (nlh->nlmsg_type == NLMSG_DONE) {
 				int err = 0;
 

@@ -3,7 +3,7 @@
  * DOC: ingest, the event path
  *
  * Route, link and next-hop object messages, from a dump or from the
- * event socket, and the event socket read in slices of budget_us (2 ms by
+ * event socket (rules and addresses: daemon/ingest_policy.c), and the event socket read in slices of budget_us (2 ms by
  * default, netlink.slice_budget): each slice applies fib_add / fib_del
  * and, when the budget runs out, leaves the socket readable (or the work
  * event active) so the loop serves its other events first.
@@ -68,20 +68,35 @@ ingest_fib_del(struct ingest *ing, const struct fib_route *r)
 	}
 }
 
+/*
+ * Links: the name table (ingest_ifname), the FIB's links
+ * (daemon/ingest_policy.c), and a resync when a link goes down or away:
+ * the kernel flushes the routes through it without telling.
+ */
 static void
 ingest_link_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 {
-	const struct ifinfomsg *ifi;
-	const struct nlattr *a;
+	struct nl_link nk;
 	struct ingest_link *l;
+	enum nl_err err;
 	unsigned idx, was_up;
+	int ret = nl_link_parse(nlh, &nk, &err);
 
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*ifi))
+	if (ret < 0) {
+		ing->st.parse_errors[err]++;
+		ing->st.links_rejected++;
+		log_warnx_rl(&ing->rl_parse, "bad link message (type %u, %u bytes): %s",
+			     nlh->nlmsg_type, nlh->nlmsg_len, nl_err_name(err));
 		return;
-	ifi = mnl_nlmsg_get_payload(nlh);
-	if (ifi->ifi_index <= 0 || ifi->ifi_index > (1 << 20))
+	}
+	if (ret == NL_SKIP)
 		return;
-	idx = (unsigned)ifi->ifi_index;
+	idx = nk.l.ifindex;
+	if (idx > (1u << 20)) { /* the name table is indexed by ifindex */
+		ing->st.links_rejected++;
+		log_warnx_rl(&ing->rl_parse, "link %u: ifindex too large for fibd", idx);
+		return;
+	}
 	if (idx >= ing->nlinks) {
 		size_t n = ing->nlinks ? ing->nlinks : 64;
 		struct ingest_link *nl;
@@ -95,6 +110,7 @@ ingest_link_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 		ing->links = nl;
 		ing->nlinks = n;
 	}
+	ingest_policy_link(ing, &nk, from_dump);
 	l = &ing->links[idx];
 	was_up = l->known && (l->flags & IFF_UP);
 	if (nlh->nlmsg_type == RTM_DELLINK) {
@@ -105,16 +121,10 @@ ingest_link_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 		}
 		return;
 	}
-	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
-		if (mnl_attr_get_type(a) == IFLA_IFNAME &&
-		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
-			strncpy(l->name, mnl_attr_get_str(a), sizeof(l->name) - 1);
-			l->name[sizeof(l->name) - 1] = 0;
-		}
-	}
+	memcpy(l->name, nk.l.name, sizeof(l->name));
 	l->known = 1;
-	l->flags = ifi->ifi_flags;
-	if (!from_dump && was_up && !(ifi->ifi_flags & IFF_UP)) {
+	l->flags = nk.l.flags;
+	if (!from_dump && was_up && !(nk.l.flags & IFF_UP)) {
 		log_debug("link %s down: resync", l->name);
 		ingest_resync(ing);
 	}
@@ -289,6 +299,14 @@ ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	case RTM_DELNEXTHOP:
 		ingest_nh_msg(ing, nlh, from_dump);
 		break;
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		ingest_rule_msg(ing, nlh, from_dump);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		ingest_addr_msg(ing, nlh, from_dump);
+		break;
 	default:
 		break;
 	}
@@ -296,10 +314,10 @@ ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 
 /* Events. */
 
-void
-ingest_ev_read(evutil_socket_t fd, short what, void *arg)
+/* One slice of the event socket; ingest_ev_read publishes after it. */
+static void
+ingest_ev_slice(evutil_socket_t fd, struct ingest *ing)
 {
-	struct ingest *ing = arg;
 	double deadline = ingest_deadline(ing);
 
 	while (ing->phase == PH_IDLE && !ing->paused) {
@@ -338,4 +356,15 @@ ingest_ev_read(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 	}
+}
+
+/* The policy changes of a slice are published once, at its end. */
+void
+ingest_ev_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest *ing = arg;
+
+	(void)what;
+	ingest_ev_slice(fd, ing);
+	ingest_policy_publish(ing);
 }

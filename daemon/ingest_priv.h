@@ -8,6 +8,8 @@
  *   daemon/ingest.c         setup, public API, pause/resume, the work event
  *   daemon/ingest_event.c   messages (route, link, next-hop object) and the
  *                           event socket read in slices of budget_us
+ *   daemon/ingest_policy.c  rules, links and addresses into the FIB's
+ *                           policy (fib/policy.h), published once a slice
  *   daemon/ingest_dump.c    the dump sets, the dump requests and their
  *                           replies, then APPLY
  *   daemon/ingest_load.c    the first dump: fib_load on the loader thread
@@ -37,6 +39,7 @@
 #include <event2/event.h>
 
 #include "fib/fib.h"
+#include "fib/policy.h"
 #include "daemon/ingest.h"
 #include "daemon/ingest_sweep.h"
 #include "daemon/log.h"
@@ -44,7 +47,27 @@
 #define INGEST_BUF (64 * 1024)
 
 enum ingest_phase { PH_IDLE, PH_DUMP, PH_APPLY };
-enum ingest_step { ST_LINK, ST_NH, ST_V4, ST_V6, ST_DONE };
+enum ingest_step { ST_LINK, ST_ADDR, ST_RULE4, ST_RULE6, ST_NH, ST_V4, ST_V6, ST_DONE };
+
+/* ingest_policy.done: the policy kinds whose dump ended without error */
+#define INGEST_POL_LINK 0x1
+#define INGEST_POL_ADDR 0x2
+#define INGEST_POL_RULE4 0x4
+#define INGEST_POL_RULE6 0x8
+
+/* A dump's policy objects, applied in one step (daemon/ingest_policy.c). */
+struct ingest_policy {
+	struct fib_rule *rules;
+	size_t nrules, caprules;
+	struct fib_link *links;
+	size_t nlinks, caplinks;
+	struct fib_ifaddr *addrs;
+	size_t naddrs, capaddrs;
+	unsigned done; /* INGEST_POL_* */
+	int intr;      /* a policy dump flagged NLM_F_DUMP_INTR */
+	int nomem;     /* the collection is incomplete */
+	int dirty;     /* staging changed since the last fib_policy_publish */
+};
 
 struct ingest_link {
 	char name[IF_NAMESIZE];
@@ -80,6 +103,7 @@ struct ingest {
 	int strict;
 	int filtered;       /* current route dump carries a table filter */
 	struct ingest_set set, cur;
+	struct ingest_policy pol;
 	struct ingest_sweep sweep;
 	struct timespec t0;
 	ingest_cb ready_cb, sync_cb;
@@ -138,6 +162,17 @@ void ingest_fib_del(struct ingest *ing, const struct fib_route *r);
 void ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump);
 /* The event socket's callback: events in slices of budget_us. */
 void ingest_ev_read(evutil_socket_t fd, short what, void *arg);
+
+/* ingest_policy.c: rule, address and link messages; the policy dump
+ * collected, then applied in one step; one publish per slice or dump. */
+void ingest_rule_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump);
+void ingest_addr_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump);
+void ingest_policy_link(struct ingest *ing, const struct nl_link *nk, int from_dump);
+void ingest_policy_dump_begin(struct ingest *ing);
+void ingest_policy_step_done(struct ingest *ing, unsigned kind, int err);
+void ingest_policy_dump_apply(struct ingest *ing);
+void ingest_policy_publish(struct ingest *ing);
+void ingest_policy_free(struct ingest *ing);
 
 /* ingest_dump.c: the dump sets. */
 void ingest_set_reset(struct ingest_set *s);

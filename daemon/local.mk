@@ -6,12 +6,15 @@ noinst_LTLIBRARIES += daemon/libingest.la
 daemon_libingest_la_SOURCES = \
 	daemon/log.c \
 	daemon/nl.c \
+	daemon/nl_policy.c \
 	daemon/ingest.c \
 	daemon/ingest_event.c \
+	daemon/ingest_policy.c \
 	daemon/ingest_dump.c \
 	daemon/ingest_load.c \
 	daemon/ingest_resync.c \
 	daemon/ingest_sweep.c \
+	daemon/sysctl.c \
 	daemon/ctl.c \
 	daemon/lookup.c \
 	daemon/listen.c \
@@ -28,6 +31,7 @@ noinst_HEADERS += \
 	daemon/ingest.h \
 	daemon/ingest_priv.h \
 	daemon/ingest_sweep.h \
+	daemon/sysctl.h \
 	daemon/ctl.h \
 	daemon/lookup.h \
 	daemon/fibd.h \

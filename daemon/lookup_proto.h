@@ -57,7 +57,7 @@ struct lookup_req {
 	uint16_t version; /* LOOKUP_VERSION */
 	uint8_t family;   /* AF_INET or AF_INET6 */
 	uint8_t flags;    /* 0 */
-	uint32_t table;   /* 0: the daemon's first mirrored table */
+	uint32_t table;   /* 0: the daemon's first listed table (main with all) */
 	uint32_t id;      /* echoed in the answer */
 	uint16_t count;   /* 1..LOOKUP_BATCH_MAX */
 	uint16_t pad;

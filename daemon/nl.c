@@ -47,6 +47,10 @@ static const char *const nl_err_names[NL_ERR_COUNT] = {
 	[NL_ERR_VIA] = "via",
 	[NL_ERR_NH_ID] = "nh_id",
 	[NL_ERR_NHMSG] = "nhmsg",
+	[NL_ERR_RULE] = "rule",
+	[NL_ERR_IFNAME] = "ifname",
+	[NL_ERR_IFADDR] = "ifaddr",
+	[NL_ERR_LINK] = "link",
 };
 
 const char *

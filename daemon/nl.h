@@ -15,6 +15,10 @@
  * the table, unless the kernel also sent them expanded
  * (net.ipv4.nexthop_compat_mode=1), in which case those are used as sent.
  *
+ * Rules, addresses and links (RTM_NEWRULE, RTM_NEWADDR, RTM_NEWLINK and
+ * their deletions) become fib/policy.h's struct fib_rule, fib_ifaddr and
+ * fib_link in daemon/nl_policy.c, with the same whole-message rejection.
+ *
  * No I/O, no logging, no globals: counters and reasons go back to the
  * caller (daemon/ingest_event.c), which logs them rate-limited.
  */
@@ -22,9 +26,11 @@
 #define DAEMON_NL_H
 
 #include <stdint.h>
+#include <net/if.h>
 #include <linux/netlink.h>
 
 #include "fib/fib.h"
+#include "fib/policy.h"
 
 /* More paths than this in one route is rejected (the kernel allows more,
  * but no BGP daemon installs them). */
@@ -41,6 +47,10 @@ enum nl_err {
 	NL_ERR_VIA,        /* malformed RTA_VIA */
 	NL_ERR_NH_ID,      /* RTA_NH_ID unknown to the next-hop table */
 	NL_ERR_NHMSG,      /* malformed RTM_NEWNEXTHOP */
+	NL_ERR_RULE,       /* rule the kernel would refuse: action, goto, address, range */
+	NL_ERR_IFNAME,     /* interface name not a NUL-terminated string of 1..15 bytes */
+	NL_ERR_IFADDR,     /* address message without an address or an interface */
+	NL_ERR_LINK,       /* link message without ifindex or name, or bad IFLA_LINKINFO */
 	NL_ERR_COUNT
 };
 
@@ -104,5 +114,37 @@ int nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, e
  */
 int nl_nhtab_resolve(const struct nl_nhtab *t, uint32_t id, struct fib_nh *nh, unsigned max,
 		     int *blackhole);
+
+/* A rule message (daemon/nl_policy.c). */
+struct nl_rule {
+	struct fib_rule r;
+	uint16_t msg_type;      /* RTM_NEWRULE or RTM_DELRULE */
+	uint16_t unknown_type;  /* the last unknown attribute, for the log */
+	uint32_t unknown_attrs; /* selectors struct fib_rule cannot hold, ignored */
+};
+
+/* An address message. */
+struct nl_ifaddr {
+	struct fib_ifaddr a;
+	uint16_t msg_type; /* RTM_NEWADDR or RTM_DELADDR */
+	char label[IF_NAMESIZE]; /* IFA_LABEL, "" without */
+};
+
+/* A link message. */
+struct nl_link {
+	struct fib_link l;
+	uint16_t msg_type; /* RTM_NEWLINK or RTM_DELLINK */
+	char kind[16];     /* IFLA_INFO_KIND ("vrf", "veth", ...), "" without */
+};
+
+/*
+ * Parse one rule, address or link message (inside its buffer: nl_msg_ok).
+ * Returns NL_OK, NL_SKIP (a multicast routing rule; a link message of
+ * another family, such as a bridge port's), or -EINVAL with *err set;
+ * on -EINVAL out holds nothing usable. Context: any; out is the caller's.
+ */
+int nl_rule_parse(const struct nlmsghdr *nlh, struct nl_rule *out, enum nl_err *err);
+int nl_ifaddr_parse(const struct nlmsghdr *nlh, struct nl_ifaddr *out, enum nl_err *err);
+int nl_link_parse(const struct nlmsghdr *nlh, struct nl_link *out, enum nl_err *err);
 
 #endif

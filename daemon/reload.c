@@ -30,6 +30,7 @@
 #include "daemon/fibd.h"
 #include "daemon/lookup.h"
 #include "daemon/settings.h"
+#include "daemon/sysctl.h"
 
 /*
  * Read the config file. Without -c a missing default file means the
@@ -377,6 +378,8 @@ fibd_reload(struct fibd *d, struct evbuffer *errs)
 	d->conf = n;
 	fibd_apply(d, o, n);
 	conf_free(o);
+	if (d->sysctl) /* sysctls have no events: a reload re-reads them */
+		sysctl_watch_check(d->sysctl);
 	d->reloads++;
 	buf[0] = 0;
 	for (unsigned bit = 1; bit & CONF_ALL; bit <<= 1)

@@ -42,6 +42,18 @@ EXTRA_DIST += \
 fuzz-nl:
 	srcdir=$(srcdir) BUILDDIR=$(abs_top_builddir) bash $(srcdir)/tests/fuzz/run-nl-fuzz.sh
 
+# The rule, address and link parsers (daemon/nl_policy.c): `make
+# fuzz-nl-policy` (tests/fuzz/run-nl-policy-fuzz.sh); seeds are real
+# kernel messages (tests/fuzz/make-nl-policy-seeds.sh).
+EXTRA_DIST += \
+	tests/fuzz/nl_policy_fuzz.c \
+	tests/fuzz/nl_policy_corpus \
+	tests/fuzz/make-nl-policy-seeds.sh \
+	tests/fuzz/run-nl-policy-fuzz.sh
+
+fuzz-nl-policy:
+	srcdir=$(srcdir) BUILDDIR=$(abs_top_builddir) bash $(srcdir)/tests/fuzz/run-nl-policy-fuzz.sh
+
 # The control protocol parser (ctl_parse) and the lookup service's request
 # handling (lookup_answer): `make fuzz-ctl` and `make fuzz-lookup` build
 # and run one for FUZZ_SECONDS from its seeds; they exit non-zero on a
@@ -85,4 +97,4 @@ fuzz-lookup: tests/fuzz/lookup_fuzz
 		-artifact_prefix=tests/fuzz/lookup-fuzz- \
 		tests/fuzz/lookup_corpus.new $(top_srcdir)/tests/fuzz/lookup_corpus
 
-.PHONY: conf-fuzz conf-fuzz-run fuzz-nl fuzz-ctl fuzz-lookup
+.PHONY: conf-fuzz conf-fuzz-run fuzz-nl fuzz-nl-policy fuzz-ctl fuzz-lookup

@@ -6,6 +6,9 @@
  * network namespace and writes each message to DIR/PREFIX-N, plus one
  * file holding the next-hop dump followed by the routes (so the fuzzer
  * starts with resolvable RTA_NH_ID). Used by tests/fuzz/make-nl-seeds.sh.
+ *
+ * With "policy" as second argument it dumps the links, the addresses and
+ * the IPv4 and IPv6 rules instead (tests/fuzz/make-nl-policy-seeds.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,12 @@ nl_seeds_dump(struct mnl_socket *nl, int type, int family, const char *dir, int 
 	if (type == RTM_GETNEXTHOP) {
 		struct nhmsg *m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
 		m->nh_family = (uint8_t)family;
+	} else if (type == RTM_GETLINK) {
+		struct ifinfomsg *m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
+		m->ifi_family = (uint8_t)family;
+	} else if (type == RTM_GETADDR) {
+		struct ifaddrmsg *m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
+		m->ifa_family = (uint8_t)family;
 	} else {
 		struct rtmsg *m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
 		m->rtm_family = (uint8_t)family;
@@ -69,8 +78,10 @@ main(int argc, char **argv)
 	FILE *f;
 	int n = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: nl_seeds DIR\n");
+	int policy = argc == 3 && !strcmp(argv[2], "policy");
+
+	if (argc != 2 && !policy) {
+		fprintf(stderr, "usage: nl_seeds DIR [policy]\n");
 		return 2;
 	}
 	nl = mnl_socket_open(NETLINK_ROUTE);
@@ -78,7 +89,15 @@ main(int argc, char **argv)
 		perror("netlink");
 		return 1;
 	}
-	if (nl_seeds_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, argv[1], &n) < 0 ||
+	if (policy) {
+		if (nl_seeds_dump(nl, RTM_GETLINK, AF_UNSPEC, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETADDR, AF_UNSPEC, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETRULE, AF_INET, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETRULE, AF_INET6, argv[1], &n) < 0) {
+			perror("dump");
+			return 1;
+		}
+	} else if (nl_seeds_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, argv[1], &n) < 0 ||
 	    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET, argv[1], &n) < 0 ||
 	    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET6, argv[1], &n) < 0) {
 		perror("dump");

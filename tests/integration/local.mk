@@ -33,19 +33,22 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/nl_reset.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
-	tests/integration/daemon_robust.sh
+	tests/integration/daemon_robust.sh \
+	tests/integration/ingest_policy.sh
 TESTS += \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
-	tests/integration/daemon_robust.sh
+	tests/integration/daemon_robust.sh \
+	tests/integration/ingest_policy.sh
 dist_noinst_SCRIPTS += \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
-	tests/integration/daemon_robust.sh
+	tests/integration/daemon_robust.sh \
+	tests/integration/ingest_policy.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # DOC: fibd mirrors what iproute2 installs: multipath with weights,
 # blackhole/unreachable/prohibit, IPv4 via an IPv6 gateway (RTA_VIA),
-# next-hop objects and groups, routes in another table (mirrored with
-# -t main,100, ignored by default), IPv4 append/prepend/delete, IPv6
+# next-hop objects and groups, routes in another table (ignored with
+# -t main, mirrored by default: every table), IPv4 append/prepend/delete, IPv6
 # append and per-path delete, next-hop replace and delete, link down:
 # first from the dump, then from events; each time the FIB must equal the
 # kernel's tables and answer `ip route get` as the kernel does.
@@ -67,19 +67,20 @@ cat >"$TMP/prefixes" <<'PFX'
 PFX
 nl_sample "$TMP/prefixes" 2000 7 >"$TMP/addrs"
 
-# Another table is ignored by default.
-nl_fibd_start "$TMP/once.log" --once --dump "$TMP/once.dump"
+# A list of tables restricts: another table is ignored with -t main.
+nl_fibd_start "$TMP/once.log" -t main --once --dump "$TMP/once.dump"
 wait "$FIBD_PID" || nl_fail "fibd --once failed: $(cat "$TMP/once.log")"
-grep -q ' table ' "$TMP/once.dump" && nl_fail "table 100 mirrored without -t"
+grep -q ' table ' "$TMP/once.dump" && nl_fail "table 100 mirrored with -t main"
 grep -q '^fibd: ready: ' "$TMP/once.log" || nl_fail "no ready line"
 NS_DUMP_ONLY=1
 nl_compare_dump 254 "$TMP/once.dump" once
 
-# Mirror main and 100, from the dump.
-nl_fibd_start "$TMP/fibd.log" -t main,100 --dump "$TMP/dump" --lookup "$TMP/addrs" "$TMP/lookup"
+# By default every table, from the dump: main, 100 and local among them.
+nl_fibd_start "$TMP/fibd.log" --dump "$TMP/dump" --lookup "$TMP/addrs" "$TMP/lookup"
 nl_wait_file "$TMP/lookup"
 nl_compare_dump 254 "$TMP/dump" dump-main
 nl_compare_dump 100 "$TMP/dump" dump-t100
+grep -q ' table 255 ' "$TMP/dump" || nl_fail "the local table is not mirrored by default"
 nl_compare_get "$TMP/addrs" "$TMP/lookup" dump-get
 
 # Events.

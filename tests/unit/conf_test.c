@@ -221,8 +221,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->cache.gc_elasticity, 8);
 	ck_assert_uint_eq(d->cache.scan_budget_us, 2000);
 	ck_assert_uint_eq(d->netlink.families, CONF_FAMILY_IPV4 | CONF_FAMILY_IPV6);
-	ck_assert_uint_eq(d->netlink.ntables, 1);
-	ck_assert_uint_eq(d->netlink.tables[0], 254);
+	ck_assert(d->netlink.all_tables);
+	ck_assert_uint_eq(d->netlink.ntables, 0);
 	ck_assert_uint_eq(d->netlink.slice_budget_us, 2000);
 	ck_assert_str_eq(d->control.socket, "/run/fibd/fibd.sock");
 	ck_assert_uint_eq(d->control.mode, 0660);

@@ -192,11 +192,20 @@ TESTS += tests/unit/nl_test
 tests_unit_nl_test_SOURCES = tests/unit/nl_test.c
 tests_unit_nl_test_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DNL_CORPUS='"$(abs_top_srcdir)/tests/fuzz/nl_corpus"' \
+	-DNL_POLICY_CORPUS='"$(abs_top_srcdir)/tests/fuzz/nl_policy_corpus"' \
 	-DNL_GOLDEN='"$(abs_top_srcdir)/tests/nl"'
 tests_unit_nl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBMNL_CFLAGS)
 tests_unit_nl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBMNL_LIBS) $(CHECK_LIBS)
 EXTRA_DIST += tests/nl
 CLEANFILES += nl_test-*.out
+
+# The sysctl reader over a fake /proc/sys/net, and its watch on a FIB.
+check_PROGRAMS += tests/unit/sysctl_test
+TESTS += tests/unit/sysctl_test
+tests_unit_sysctl_test_SOURCES = tests/unit/sysctl_test.c
+tests_unit_sysctl_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_sysctl_test_LDADD = daemon/libingest.la fib/libfib.la $(LIBEVENT_LIBS) $(CHECK_LIBS) \
+	$(URCU_LIBS) -lpthread
 
 # The loop-lateness histogram against a sorted array.
 check_PROGRAMS += tests/unit/lag_test

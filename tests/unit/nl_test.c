@@ -18,6 +18,13 @@
  * corpus parses whole, so tests/nl/mutations.out holds the rejections:
  * corpus messages with one thing broken each (nl_test_muts).
  *
+ * The policy corpus (tests/fuzz/nl_policy_corpus, written by
+ * tests/fuzz/make-nl-policy-seeds.sh: links, addresses and rules of both
+ * families) goes through nl_link_parse, nl_ifaddr_parse and
+ * nl_rule_parse the same way, against tests/nl/policy/<file>.out; its
+ * rejections (and a VRF link built by hand, for kernels without VRFs)
+ * are in tests/nl/policy/mutations.out.
+ *
  * Regenerate after a deliberate parser or corpus change, then review the
  * diff (git diff tests/nl) as any code change:
  *
@@ -34,6 +41,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
+#include <linux/fib_rules.h>
+#undef FIB_RULE_INVERT /* fib/policy.h's, same value */
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
 #include "daemon/nl.h"
@@ -44,6 +55,9 @@
 #endif
 #ifndef NL_GOLDEN
 #define NL_GOLDEN "tests/nl"
+#endif
+#ifndef NL_POLICY_CORPUS
+#define NL_POLICY_CORPUS "tests/fuzz/nl_policy_corpus"
 #endif
 
 #define NL_TEST_FILES 256
@@ -69,6 +83,18 @@ nl_test_msg_name(unsigned type)
 		return "RTM_NEWNEXTHOP";
 	case RTM_DELNEXTHOP:
 		return "RTM_DELNEXTHOP";
+	case RTM_NEWRULE:
+		return "RTM_NEWRULE";
+	case RTM_DELRULE:
+		return "RTM_DELRULE";
+	case RTM_NEWADDR:
+		return "RTM_NEWADDR";
+	case RTM_DELADDR:
+		return "RTM_DELADDR";
+	case RTM_NEWLINK:
+		return "RTM_NEWLINK";
+	case RTM_DELLINK:
+		return "RTM_DELLINK";
 	default:
 		return NULL;
 	}
@@ -131,6 +157,88 @@ nl_test_print_route(FILE *f, const struct nl_route *nr)
 }
 
 static void
+nl_test_print_rule(FILE *f, const struct nl_rule *nr)
+{
+	const struct fib_rule *r = &nr->r;
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	fprintf(f, "  rule %s priority %u action %u table %u goto %u flags 0x%x tos 0x%x\n",
+		nl_test_family(r->family), r->priority, r->action, r->table, r->goto_prio,
+		r->flags, r->tos);
+	fprintf(f, "  from %s/%u to %s/%u iif \"%s\" oif \"%s\" mark 0x%x/0x%x\n",
+		nl_test_addr(r->family, &r->src, a, sizeof(a)), r->src_len,
+		nl_test_addr(r->family, &r->dst, b, sizeof(b)), r->dst_len, r->iifname,
+		r->oifname, r->mark, r->mark_mask);
+	fprintf(f,
+		"  suppress_prefixlen %d suppress_ifgroup %d uid %u-%u ipproto %u sport %u-%u "
+		"dport %u-%u l3mdev %u protocol %u\n",
+		r->suppress_prefixlen, r->suppress_ifgroup, r->uid_lo, r->uid_hi, r->ipproto,
+		r->sport_lo, r->sport_hi, r->dport_lo, r->dport_hi, r->l3mdev, r->protocol);
+	if (nr->unknown_attrs)
+		fprintf(f, "  unknown attributes %u (last type %u)\n", nr->unknown_attrs,
+			nr->unknown_type);
+}
+
+static void
+nl_test_print_ifaddr(FILE *f, const struct nl_ifaddr *na)
+{
+	const struct fib_ifaddr *x = &na->a;
+	char a[INET6_ADDRSTRLEN];
+
+	fprintf(f, "  ifaddr %s %s/%u dev %u scope %u flags 0x%x label \"%s\"\n",
+		nl_test_family(x->family), nl_test_addr(x->family, &x->addr, a, sizeof(a)),
+		x->plen, x->ifindex, x->scope, x->flags, na->label);
+}
+
+static void
+nl_test_print_link(FILE *f, const struct nl_link *nl)
+{
+	const struct fib_link *l = &nl->l;
+
+	fprintf(f, "  link %u \"%s\" flags 0x%x master %u group %u vrf_table %u kind \"%s\"\n",
+		l->ifindex, l->name, l->flags, l->master, l->group, l->vrf_table, nl->kind);
+}
+
+/* A rule, address or link message. */
+static void
+nl_test_policy_one(FILE *f, const struct nlmsghdr *nlh)
+{
+	static struct nl_rule nr;
+	static struct nl_ifaddr na;
+	static struct nl_link nk;
+	enum nl_err err = NL_ERR_COUNT;
+	int ret;
+
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		ret = nl_rule_parse(nlh, &nr, &err);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		ret = nl_ifaddr_parse(nlh, &na, &err);
+		break;
+	default:
+		ret = nl_link_parse(nlh, &nk, &err);
+		break;
+	}
+	if (ret == -EINVAL) {
+		ck_assert_uint_lt(err, NL_ERR_COUNT);
+		fprintf(f, "rejected: %s\n", nl_err_name(err));
+		return;
+	}
+	fprintf(f, "%s\n", ret == NL_SKIP ? "skip" : "ok");
+	if (ret == NL_SKIP)
+		return;
+	if (nlh->nlmsg_type == RTM_NEWRULE || nlh->nlmsg_type == RTM_DELRULE)
+		nl_test_print_rule(f, &nr);
+	else if (nlh->nlmsg_type == RTM_NEWADDR || nlh->nlmsg_type == RTM_DELADDR)
+		nl_test_print_ifaddr(f, &na);
+	else
+		nl_test_print_link(f, &nk);
+}
+
+static void
 nl_test_one(FILE *f, struct nl_nhtab *t, const struct nlmsghdr *nlh)
 {
 	static struct nl_route nr;
@@ -143,6 +251,14 @@ nl_test_one(FILE *f, struct nl_nhtab *t, const struct nlmsghdr *nlh)
 		fprintf(f, "type %u", nlh->nlmsg_type);
 	fprintf(f, " flags 0x%x len %u: ", nlh->nlmsg_flags, nlh->nlmsg_len);
 	switch (nlh->nlmsg_type) {
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		nl_test_policy_one(f, nlh);
+		break;
 	case RTM_NEWNEXTHOP:
 	case RTM_DELNEXTHOP:
 		ret = nl_nhtab_msg(t, nlh, &changed, &err);
@@ -168,7 +284,7 @@ nl_test_one(FILE *f, struct nl_nhtab *t, const struct nlmsghdr *nlh)
 
 /* A corpus file as nl_fuzz.c feeds it: a stream of messages. */
 static char *
-nl_test_file(const char *name, size_t *outlen)
+nl_test_file(const char *dir, const char *name, size_t *outlen)
 {
 	char path[4096], *out = NULL;
 	struct nl_nhtab *t = nl_nhtab_new();
@@ -178,7 +294,7 @@ nl_test_file(const char *name, size_t *outlen)
 	long size;
 	int len;
 
-	snprintf(path, sizeof(path), "%s/%s", NL_CORPUS, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	in = fopen(path, "rb");
 	ck_assert_msg(in != NULL, "%s: %s", path, strerror(errno));
 	ck_assert_int_eq(fseek(in, 0, SEEK_END), 0);
@@ -212,13 +328,13 @@ nl_test_name_cmp(const void *a, const void *b)
 }
 
 static size_t
-nl_test_list(char **names)
+nl_test_list(const char *dir, char **names)
 {
-	DIR *d = opendir(NL_CORPUS);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t n = 0;
 
-	ck_assert_msg(d != NULL, "%s: %s", NL_CORPUS, strerror(errno));
+	ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -335,11 +451,277 @@ nl_test_mut_del(struct nlmsghdr *nlh)
 	nlh->nlmsg_type = RTM_DELROUTE;
 }
 
-static const struct {
+/* An attribute of a message whose fixed header is hdrlen bytes. */
+static struct nlattr *
+nl_test_pattr(struct nlmsghdr *nlh, size_t hdrlen, unsigned type)
+{
+	struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, hdrlen)
+		if (mnl_attr_get_type(a) == type)
+			return a;
+	ck_abort_msg("attribute %u not in the message", type);
+	return NULL;
+}
+
+#define FRH(nlh) ((struct fib_rule_hdr *)mnl_nlmsg_get_payload(nlh))
+#define IFA(nlh) ((struct ifaddrmsg *)mnl_nlmsg_get_payload(nlh))
+#define IFI(nlh) ((struct ifinfomsg *)mnl_nlmsg_get_payload(nlh))
+#define RULE_ATTR(nlh, t) nl_test_pattr(nlh, sizeof(struct fib_rule_hdr), t)
+#define ADDR_ATTR(nlh, t) nl_test_pattr(nlh, sizeof(struct ifaddrmsg), t)
+#define LINK_ATTR(nlh, t) nl_test_pattr(nlh, sizeof(struct ifinfomsg), t)
+
+/* The last byte of a string attribute's payload (its NUL) made a letter. */
+static void
+nl_test_unterminate(struct nlattr *a)
+{
+	((char *)mnl_attr_get_payload(a))[mnl_attr_get_payload_len(a) - 1] = 'x';
+}
+
+static void
+nl_test_mut_rule_family(struct nlmsghdr *nlh)
+{
+	FRH(nlh)->family = AF_UNIX;
+}
+
+static void
+nl_test_mut_rule_ipmr(struct nlmsghdr *nlh)
+{
+	FRH(nlh)->family = RTNL_FAMILY_IPMR;
+}
+
+static void
+nl_test_mut_rule_plen(struct nlmsghdr *nlh)
+{
+	FRH(nlh)->src_len = 33;
+}
+
+static void
+nl_test_mut_rule_action(struct nlmsghdr *nlh)
+{
+	FRH(nlh)->action = 4; /* FR_ACT_RES3 */
+}
+
+static void
+nl_test_mut_rule_dst_len(struct nlmsghdr *nlh)
+{
+	FRH(nlh)->dst_len = 24; /* without FRA_DST */
+}
+
+static void
+nl_test_mut_rule_prio_len(struct nlmsghdr *nlh)
+{
+	RULE_ATTR(nlh, FRA_PRIORITY)->nla_len = NLA_HDRLEN + 2;
+}
+
+static void
+nl_test_mut_rule_goto(struct nlmsghdr *nlh)
+{
+	RULE_ATTR(nlh, FRA_GOTO)->nla_type = 250;
+}
+
+static void
+nl_test_mut_rule_iifname(struct nlmsghdr *nlh)
+{
+	nl_test_unterminate(RULE_ATTR(nlh, FRA_IIFNAME));
+}
+
+static void
+nl_test_mut_rule_uid(struct nlmsghdr *nlh)
+{
+	struct fib_rule_uid_range *u = mnl_attr_get_payload(RULE_ATTR(nlh, FRA_UID_RANGE));
+
+	u->start = u->end + 1;
+}
+
+static void
+nl_test_mut_rule_sport(struct nlmsghdr *nlh)
+{
+	struct fib_rule_port_range *pr = mnl_attr_get_payload(RULE_ATTR(nlh, FRA_SPORT_RANGE));
+
+	pr->start = (uint16_t)(pr->end + 1);
+}
+
+static void
+nl_test_mut_rule_dport_mask(struct nlmsghdr *nlh)
+{
+	*(uint16_t *)mnl_attr_get_payload(RULE_ATTR(nlh, 29 /* FRA_DPORT_MASK */)) = 0xff;
+}
+
+static void
+nl_test_mut_rule_dscp(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u8(nlh, 25 /* FRA_DSCP */, 10);
+}
+
+static void
+nl_test_mut_rule_dscp_bad(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u8(nlh, 25 /* FRA_DSCP */, 64);
+}
+
+static void
+nl_test_mut_rule_unknown(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, 250, 1);
+}
+
+static void
+nl_test_mut_rule_del(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_type = RTM_DELRULE;
+}
+
+static void
+nl_test_mut_addr_plen(struct nlmsghdr *nlh)
+{
+	IFA(nlh)->ifa_prefixlen = 33;
+}
+
+static void
+nl_test_mut_addr_local_len(struct nlmsghdr *nlh)
+{
+	ADDR_ATTR(nlh, IFA_LOCAL)->nla_len = NLA_HDRLEN + 2;
+}
+
+static void
+nl_test_mut_addr_index(struct nlmsghdr *nlh)
+{
+	IFA(nlh)->ifa_index = 0;
+}
+
+static void
+nl_test_mut_addr_none(struct nlmsghdr *nlh)
+{
+	ADDR_ATTR(nlh, IFA_LOCAL)->nla_type = IFA_UNSPEC;
+	ADDR_ATTR(nlh, IFA_ADDRESS)->nla_type = IFA_UNSPEC;
+}
+
+static void
+nl_test_mut_addr_label(struct nlmsghdr *nlh)
+{
+	nl_test_unterminate(ADDR_ATTR(nlh, IFA_LABEL));
+}
+
+static void
+nl_test_mut_addr_del(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_type = RTM_DELADDR;
+}
+
+static void
+nl_test_mut_link_index(struct nlmsghdr *nlh)
+{
+	IFI(nlh)->ifi_index = 0;
+}
+
+static void
+nl_test_mut_link_bridge(struct nlmsghdr *nlh)
+{
+	IFI(nlh)->ifi_family = AF_BRIDGE;
+}
+
+static void
+nl_test_mut_link_noname(struct nlmsghdr *nlh)
+{
+	LINK_ATTR(nlh, IFLA_IFNAME)->nla_type = IFLA_UNSPEC;
+}
+
+static void
+nl_test_mut_link_name(struct nlmsghdr *nlh)
+{
+	nl_test_unterminate(LINK_ATTR(nlh, IFLA_IFNAME));
+}
+
+static void
+nl_test_mut_link_group(struct nlmsghdr *nlh)
+{
+	LINK_ATTR(nlh, IFLA_GROUP)->nla_len = NLA_HDRLEN + 2;
+}
+
+static void
+nl_test_mut_link_info(struct nlmsghdr *nlh)
+{
+	struct nlattr *kind = mnl_attr_get_payload(LINK_ATTR(nlh, IFLA_LINKINFO));
+
+	kind->nla_len = 0xfff0; /* past IFLA_LINKINFO */
+}
+
+/* Into the middle of a link's attributes (its last one may be empty). */
+static void
+nl_test_mut_trunc100(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_len -= 100;
+}
+
+static void
+nl_test_mut_link_del(struct nlmsghdr *nlh)
+{
+	nlh->nlmsg_type = RTM_DELLINK;
+}
+
+/* A VRF and a member, built by hand: the kernel may lack VRFs. */
+static void
+nl_test_vrf(struct nlmsghdr *nlh, int member)
+{
+	struct ifinfomsg *ifi;
+	struct nlattr *li, *data;
+
+	nlh = mnl_nlmsg_put_header(nlh);
+	nlh->nlmsg_type = RTM_NEWLINK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = member ? 11 : 10;
+	ifi->ifi_flags = 0x10443; /* up, lower_up, running, noarp, broadcast */
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, member ? "eth1" : "blue");
+	if (member)
+		mnl_attr_put_u32(nlh, IFLA_MASTER, 10);
+	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	if (member) {
+		mnl_attr_put_strz(nlh, IFLA_INFO_SLAVE_KIND, "vrf");
+	} else {
+		mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "vrf");
+		data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+		mnl_attr_put_u32(nlh, IFLA_VRF_TABLE, 100);
+		mnl_attr_nest_end(nlh, data);
+	}
+	mnl_attr_nest_end(nlh, li);
+}
+
+static void
+nl_test_mut_vrf(struct nlmsghdr *nlh)
+{
+	nl_test_vrf(nlh, 0);
+}
+
+static void
+nl_test_mut_vrf_member(struct nlmsghdr *nlh)
+{
+	nl_test_vrf(nlh, 1);
+}
+
+static void
+nl_test_mut_vrf_table_len(struct nlmsghdr *nlh)
+{
+	struct nlattr *li, *a;
+
+	nl_test_vrf(nlh, 0);
+	li = LINK_ATTR(nlh, IFLA_LINKINFO);
+	mnl_attr_for_each_nested(a, li) {
+		if (mnl_attr_get_type(a) == IFLA_INFO_DATA) {
+			struct nlattr *t = mnl_attr_get_payload(a);
+
+			t->nla_len = NLA_HDRLEN + 2;
+		}
+	}
+}
+
+struct nl_test_mut {
 	const char *name;
-	const char *file; /* a corpus file holding one route message */
+	const char *file; /* a corpus file holding one message */
 	void (*mut)(struct nlmsghdr *nlh);
-} nl_test_muts[] = {
+};
+
+static const struct nl_test_mut nl_test_muts[] = {
 	{ "family AF_UNIX", "msg-006", nl_test_mut_family },
 	{ "prefix length 33", "msg-006", nl_test_mut_plen },
 	{ "host bits beyond the prefix length", "msg-006", nl_test_mut_hostbits },
@@ -355,21 +737,60 @@ static const struct {
 	{ "as RTM_DELROUTE", "msg-026", nl_test_mut_del },
 };
 
+/* On tests/fuzz/nl_policy_corpus (tests/fuzz/make-nl-policy-seeds.sh). */
+static const struct nl_test_mut nl_test_pmuts[] = {
+	{ "rule: family AF_UNIX", "msg-012", nl_test_mut_rule_family },
+	{ "rule: family RTNL_FAMILY_IPMR", "msg-012", nl_test_mut_rule_ipmr },
+	{ "rule: src_len 33", "msg-012", nl_test_mut_rule_plen },
+	{ "rule: action 4 (FR_ACT_RES3)", "msg-012", nl_test_mut_rule_action },
+	{ "rule: dst_len 24 without FRA_DST", "msg-013", nl_test_mut_rule_dst_len },
+	{ "rule: FRA_PRIORITY of 2 bytes", "msg-012", nl_test_mut_rule_prio_len },
+	{ "rule: nlmsg_len cut by 4", "msg-012", nl_test_mut_trunc },
+	{ "rule: nlmsg_len cut by 2", "msg-012", nl_test_mut_pad },
+	{ "rule: goto without FRA_GOTO", "msg-015", nl_test_mut_rule_goto },
+	{ "rule: FRA_IIFNAME without its NUL", "msg-014", nl_test_mut_rule_iifname },
+	{ "rule: uid range reversed", "msg-017", nl_test_mut_rule_uid },
+	{ "rule: sport range reversed", "msg-016", nl_test_mut_rule_sport },
+	{ "rule: FRA_DPORT_MASK 0xff (partial)", "msg-016", nl_test_mut_rule_dport_mask },
+	{ "rule: FRA_DSCP 10 appended", "msg-018", nl_test_mut_rule_dscp },
+	{ "rule: FRA_DSCP 64", "msg-018", nl_test_mut_rule_dscp_bad },
+	{ "rule: attribute 250 appended", "msg-018", nl_test_mut_rule_unknown },
+	{ "rule: as RTM_DELRULE", "msg-027", nl_test_mut_rule_del },
+	{ "addr: prefix length 33", "msg-005", nl_test_mut_addr_plen },
+	{ "addr: IFA_LOCAL of 2 bytes", "msg-005", nl_test_mut_addr_local_len },
+	{ "addr: ifa_index 0", "msg-005", nl_test_mut_addr_index },
+	{ "addr: neither IFA_LOCAL nor IFA_ADDRESS", "msg-005", nl_test_mut_addr_none },
+	{ "addr: IFA_LABEL without its NUL", "msg-005", nl_test_mut_addr_label },
+	{ "addr: nlmsg_len cut by 4", "msg-005", nl_test_mut_trunc },
+	{ "addr: as RTM_DELADDR", "msg-010", nl_test_mut_addr_del },
+	{ "link: ifi_index 0", "msg-001", nl_test_mut_link_index },
+	{ "link: family AF_BRIDGE", "msg-001", nl_test_mut_link_bridge },
+	{ "link: no IFLA_IFNAME", "msg-001", nl_test_mut_link_noname },
+	{ "link: IFLA_IFNAME without its NUL", "msg-001", nl_test_mut_link_name },
+	{ "link: IFLA_GROUP of 2 bytes", "msg-001", nl_test_mut_link_group },
+	{ "link: IFLA_LINKINFO's kind runs past it", "msg-001", nl_test_mut_link_info },
+	{ "link: nlmsg_len cut by 100", "msg-001", nl_test_mut_trunc100 },
+	{ "link: as RTM_DELLINK", "msg-001", nl_test_mut_link_del },
+	{ "link: a VRF, table 100 (by hand)", "msg-001", nl_test_mut_vrf },
+	{ "link: a VRF member (by hand)", "msg-001", nl_test_mut_vrf_member },
+	{ "link: a VRF with IFLA_VRF_TABLE of 2 bytes", "msg-001", nl_test_mut_vrf_table_len },
+};
+
 static char *
-nl_test_mutations(size_t *outlen)
+nl_test_mutations(const char *dir, const struct nl_test_mut *muts, size_t nmuts, size_t *outlen)
 {
 	char *out = NULL;
 	FILE *f = open_memstream(&out, outlen);
 
 	ck_assert_ptr_nonnull(f);
-	for (size_t i = 0; i < sizeof(nl_test_muts) / sizeof(nl_test_muts[0]); i++) {
+	for (size_t i = 0; i < nmuts; i++) {
 		char path[4096];
 		uint32_t buf[1024];
 		struct nl_nhtab *t = nl_nhtab_new();
 		FILE *in;
 		size_t n;
 
-		snprintf(path, sizeof(path), "%s/%s", NL_CORPUS, nl_test_muts[i].file);
+		snprintf(path, sizeof(path), "%s/%s", dir, muts[i].file);
 		in = fopen(path, "rb");
 		ck_assert_msg(in != NULL, "%s: %s", path, strerror(errno));
 		memset(buf, 0, sizeof(buf));
@@ -379,8 +800,8 @@ nl_test_mutations(size_t *outlen)
 		ck_assert_msg(nl_msg_ok((struct nlmsghdr *)buf, (int)n) &&
 				      ((struct nlmsghdr *)buf)->nlmsg_len == n,
 			      "%s: not one message", path);
-		nl_test_muts[i].mut((struct nlmsghdr *)buf);
-		fprintf(f, "# %s: %s\n", nl_test_muts[i].file, nl_test_muts[i].name);
+		muts[i].mut((struct nlmsghdr *)buf);
+		fprintf(f, "# %s: %s\n", muts[i].file, muts[i].name);
 		nl_test_one(f, t, (struct nlmsghdr *)buf);
 		nl_nhtab_free(t);
 	}
@@ -388,10 +809,16 @@ nl_test_mutations(size_t *outlen)
 	return out;
 }
 
-START_TEST(test_golden)
+/*
+ * Every file of corpus against golden/<file>.out, and the mutations
+ * against golden/mutations.out.
+ */
+static void
+nl_test_golden(const char *corpus, const char *golden, const struct nl_test_mut *muts,
+	       size_t nmuts)
 {
 	char *names[NL_TEST_FILES];
-	size_t n = nl_test_list(names);
+	size_t n = nl_test_list(corpus, names);
 	int regen = getenv("NL_TEST_REGEN") != NULL;
 	unsigned bad = 0;
 
@@ -400,10 +827,11 @@ START_TEST(test_golden)
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], *want = NULL;
 		size_t len, wlen = 0;
-		char *got = i == n - 1 ? nl_test_mutations(&len) : nl_test_file(names[i], &len);
+		char *got = i == n - 1 ? nl_test_mutations(corpus, muts, nmuts, &len)
+				       : nl_test_file(corpus, names[i], &len);
 		FILE *g;
 
-		snprintf(path, sizeof(path), "%s/%s.out", NL_GOLDEN, names[i]);
+		snprintf(path, sizeof(path), "%s/%s.out", golden, names[i]);
 		if (regen) {
 			g = fopen(path, "w");
 			ck_assert_msg(g != NULL, "%s: %s", path, strerror(errno));
@@ -429,7 +857,8 @@ START_TEST(test_golden)
 			char actual[4096];
 			FILE *a;
 
-			snprintf(actual, sizeof(actual), "nl_test-%s.out", names[i]);
+			snprintf(actual, sizeof(actual), "nl_test-%s%s.out",
+				 muts == nl_test_pmuts ? "policy-" : "", names[i]);
 			a = fopen(actual, "w");
 			if (a) {
 				fwrite(got, 1, len, a);
@@ -445,6 +874,19 @@ START_TEST(test_golden)
 	}
 	ck_assert_msg(bad == 0, "%u corpus file(s) differ from their golden output", bad);
 }
+
+START_TEST(test_golden)
+{
+	nl_test_golden(NL_CORPUS, NL_GOLDEN, nl_test_muts,
+		       sizeof(nl_test_muts) / sizeof(nl_test_muts[0]));
+}
+END_TEST
+
+START_TEST(test_golden_policy)
+{
+	nl_test_golden(NL_POLICY_CORPUS, NL_GOLDEN "/policy", nl_test_pmuts,
+		       sizeof(nl_test_pmuts) / sizeof(nl_test_pmuts[0]));
+}
 END_TEST
 
 static Suite *
@@ -454,6 +896,7 @@ nl_suite(void)
 	TCase *tc = tcase_create("golden");
 
 	tcase_add_test(tc, test_golden);
+	tcase_add_test(tc, test_golden_policy);
 	suite_add_tcase(s, tc);
 	return s;
 }
