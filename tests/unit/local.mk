@@ -203,3 +203,10 @@ TESTS += tests/unit/lag_test
 tests_unit_lag_test_SOURCES = tests/unit/lag_test.c daemon/lag.c
 tests_unit_lag_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_lag_test_LDADD = $(CHECK_LIBS) -lm
+
+# The decision counters (daemon/decisions.c): slots, batches, threads.
+check_PROGRAMS += tests/unit/decisions_test
+TESTS += tests/unit/decisions_test
+tests_unit_decisions_test_SOURCES = tests/unit/decisions_test.c daemon/decisions.c
+tests_unit_decisions_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_decisions_test_LDADD = $(CHECK_LIBS) -lpthread
