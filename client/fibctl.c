@@ -727,6 +727,15 @@ fibctl_lookup_keyword(const char *w, int *has_value)
 	return !strcmp(w, "fibmatch");
 }
 
+/* An IPv4 or IPv6 address, as the daemon parses them. */
+static int
+fibctl_is_addr(const char *s)
+{
+	unsigned char a[16];
+
+	return inet_pton(strchr(s, ':') ? AF_INET6 : AF_INET, s, a) == 1;
+}
+
 /* A line of `lookup -` with keywords: one request of its own, with the
  * command line's keywords after its own. */
 static void
@@ -787,8 +796,10 @@ fibctl_lookup(struct fibctl *c, int argc, char **argv)
 				p[k - 1] = 0;
 			if (!p[0] || p[0] == '#')
 				continue;
-			if (p[strcspn(p, " \t")]) {
-				/* a flow with keywords: its own request, in order */
+			if (p[strcspn(p, " \t")] || !fibctl_is_addr(p)) {
+				/* a flow with keywords, or a bad address (the
+				 * daemon names it): its own request, in order,
+				 * so that it fails alone */
 				fibctl_lookup_batch(c, req, &len, opts);
 				naddr = 0;
 				fibctl_lookup_flow(c, p, opts);
