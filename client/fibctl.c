@@ -55,7 +55,7 @@
 
 #define FIBCTL_LINE_MAX 1024 /* CTL_LINE_MAX of the daemon */
 #define FIBCTL_BATCH 32      /* addresses a lookup request */
-#define FIBCTL_OPTS_MAX 300  /* a lookup's keywords: all of them fit */
+#define FIBCTL_OPTS_MAX 300	/* a lookup's keywords: all of them fit */
 
 struct fibctl {
 	const char *path;
@@ -80,7 +80,8 @@ fibctl_usage(void)
 		"usage: fibctl [-s SOCKET] [--json] COMMAND [ARGS...]\n"
 		"commands:\n"
 		"  show summary | show trie [4|6] | show cache | show routes [PREFIX]\n"
-		"  show rules [4|6] | show config | flush cache | compact | reload | metrics | help\n"
+		"  show rules [4|6] | show config | flush cache | compact | reload | metrics\n"
+		"  help\n"
 		"  lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] [tos N|dscp N]\n"
 		"         [ipproto tcp|udp|icmp|N] [sport N] [dport N] [uid N] [fibmatch]\n"
 		"  lookup - [KEYWORDS...]   one flow a line from stdin: ADDR [KEYWORDS...]\n"

@@ -109,8 +109,7 @@ ctl_addr_parse(const char *s, struct ctl_addr *a)
 
 /* [4|6] after show WHAT. */
 static void
-ctl_args_family(const char *what, char **tok, unsigned n, struct ctl_cmd *cmd,
-		struct ctl_reply *r)
+ctl_args_family(const char *what, char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
 {
 	if (n == 1 && !strcmp(tok[0], "4"))
 		cmd->family = AF_INET;
@@ -247,7 +246,7 @@ ctl_kw_ipproto(const char *val, struct ctl_cmd *cmd)
 		const char *name;
 		uint8_t proto;
 	} names[] = {
-		{"icmp", 1}, {"tcp", 6}, {"udp", 17}, {"ipv6-icmp", 58}, {"icmpv6", 58}, {"sctp", 132},
+	    {"icmp", 1}, {"tcp", 6}, {"udp", 17}, {"ipv6-icmp", 58}, {"icmpv6", 58}, {"sctp", 132},
 	};
 	unsigned long v;
 
@@ -329,7 +328,8 @@ ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r
 				ctl_set(r, 400, "duplicated keyword: %s", tok[i]);
 				return;
 			}
-			if ((cmd->seen & (CTL_K_TOS | CTL_K_DSCP)) && (bit & (CTL_K_TOS | CTL_K_DSCP))) {
+			if ((cmd->seen & (CTL_K_TOS | CTL_K_DSCP)) &&
+			    (bit & (CTL_K_TOS | CTL_K_DSCP))) {
 				ctl_set(r, 400, "tos and dscp: give one of them");
 				return;
 			}
@@ -358,8 +358,9 @@ ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r
 		cmd->naddr++;
 	}
 	if (cmd->naddr == 0)
-		ctl_set(r, 400, "usage: lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] "
-				"[tos N|dscp N] [ipproto P] [sport N] [dport N] [uid N] [fibmatch]");
+		ctl_set(r, 400,
+			"usage: lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] "
+			"[tos N|dscp N] [ipproto P] [sport N] [dport N] [uid N] [fibmatch]");
 }
 
 /*

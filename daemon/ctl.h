@@ -66,16 +66,16 @@ enum ctl_op {
 
 /* The keywords of a lookup (`ip route get`'s), in ctl_cmd.seen: each may
  * be given once; CTL_K_DSCP says tos holds a DSCP. */
-#define CTL_K_FROM 0x001
-#define CTL_K_IIF 0x002
-#define CTL_K_OIF 0x004
-#define CTL_K_MARK 0x008
-#define CTL_K_TOS 0x010
-#define CTL_K_DSCP 0x020
-#define CTL_K_IPPROTO 0x040
-#define CTL_K_SPORT 0x080
-#define CTL_K_DPORT 0x100
-#define CTL_K_UID 0x200
+#define CTL_K_FROM     0x001
+#define CTL_K_IIF      0x002
+#define CTL_K_OIF      0x004
+#define CTL_K_MARK     0x008
+#define CTL_K_TOS      0x010
+#define CTL_K_DSCP     0x020
+#define CTL_K_IPPROTO  0x040
+#define CTL_K_SPORT    0x080
+#define CTL_K_DPORT    0x100
+#define CTL_K_UID      0x200
 #define CTL_K_FIBMATCH 0x400
 
 struct ctl_addr {

@@ -109,7 +109,7 @@ const char *
 decisions_type_name(unsigned slot)
 {
 	static const char *const names[DECISIONS_TYPES] = {
-	    "none",	   "unicast",	  "local",    "broadcast", "blackhole",
+	    "none",	   "unicast",  "local", "broadcast", "blackhole",
 	    "unreachable", "prohibit", "throw", "other",
 	};
 

@@ -31,10 +31,17 @@ START_TEST(test_slots)
 {
 	static struct decisions ds;
 	struct fib_decision b[] = {
-		dec(FIB_UNICAST, 0),	      dec(FIB_UNICAST, 0),	   dec(0, ENETUNREACH),
-		dec(FIB_BLACKHOLE, EINVAL),   dec(FIB_PROHIBIT, EACCES),   dec(FIB_UNREACHABLE, EHOSTUNREACH),
-		dec(FIB_LOCAL, 0),	      dec(FIB_BROADCAST, 0),	   dec(FIB_THROW, ENETUNREACH),
-		dec(4, 0),		      dec(0, EPERM),
+	    dec(FIB_UNICAST, 0),
+	    dec(FIB_UNICAST, 0),
+	    dec(0, ENETUNREACH),
+	    dec(FIB_BLACKHOLE, EINVAL),
+	    dec(FIB_PROHIBIT, EACCES),
+	    dec(FIB_UNREACHABLE, EHOSTUNREACH),
+	    dec(FIB_LOCAL, 0),
+	    dec(FIB_BROADCAST, 0),
+	    dec(FIB_THROW, ENETUNREACH),
+	    dec(4, 0),
+	    dec(0, EPERM),
 	};
 	struct decisions c;
 
@@ -67,7 +74,7 @@ START_TEST(test_slots)
 END_TEST
 
 #define THREADS 4
-#define ROUNDS 20000
+#define ROUNDS	20000
 
 static struct decisions shared;
 
