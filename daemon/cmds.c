@@ -20,8 +20,10 @@
 #include <linux/rtnetlink.h>
 
 #include "cache/flow.h"
+#include "daemon/decisions.h"
 #include "daemon/fibd.h"
 #include "daemon/lookup.h"
+#include "fib/policy.h"
 
 /* How a next hop is printed: in `show routes` and --dump (" nh ... w W"),
  * as one path of a multipath lookup answer (" nexthop ... weight W"), or
@@ -127,48 +129,162 @@ fibd_route_line(const struct fib_match *m, void *arg)
 	return 0;
 }
 
-/* One answer as `fibctl lookup` prints it (doc/architecture.md). */
+/*
+ * One answer as `fibctl lookup` prints it (doc/architecture.md,
+ * "fibctl lookup"): today's fields, then what the kernel's answer adds,
+ * each only when the decision has it:
+ *
+ *   ADDR PREFIX/LEN TYPE [via GW] [dev IF] [src S] [table T] [rule P] [error E]
+ *   ADDR PREFIX/LEN TYPE nexthop [via GW] dev IF weight W ... [src S]
+ *        [table T] [rule P] [path I] [error E]      (I: the chosen path, 0-based)
+ *   ADDR - [rule P] error E                         (no route)
+ *
+ * Context: main loop, inside a read section (d's info pointer).
+ */
+static void
+fibd_decision_line(struct fibd *d, struct evbuffer *out, const char *addr,
+		   const struct fib_decision *dec, int fibmatch)
+{
+	char buf[INET6_ADDRSTRLEN];
+	const char *e;
+
+	if (!(dec->flags & FIB_D_ROUTE) || !dec->info) {
+		evbuffer_add_printf(out, "%s -", addr);
+	} else {
+		inet_ntop(dec->family, dec->prefix.b, buf, sizeof(buf));
+		evbuffer_add_printf(out, "%s %s/%u %s", addr, buf, dec->plen,
+				    fib_type_name(dec->type));
+		if (dec->info->nh_count == 1)
+			fibd_nh_add(d, out, &dec->info->nh[0], FIBD_NH_SINGLE);
+		else
+			for (unsigned i = 0; i < dec->info->nh_count; i++)
+				fibd_nh_add(d, out, &dec->info->nh[i], FIBD_NH_PATH);
+	}
+	if (dec->flags & FIB_D_SRC) {
+		inet_ntop(dec->family, dec->src.b, buf, sizeof(buf));
+		evbuffer_add_printf(out, " src %s", buf);
+	}
+	if (dec->flags & FIB_D_ROUTE)
+		evbuffer_add_printf(out, " table %u", dec->table);
+	if (dec->flags & FIB_D_RULE)
+		evbuffer_add_printf(out, " rule %u", dec->rule);
+	if ((dec->flags & FIB_D_ROUTE) && dec->info && dec->info->nh_count > 1 && !fibmatch &&
+	    !dec->error)
+		evbuffer_add_printf(out, " path %u", dec->path);
+	if (dec->error) {
+		e = fib_errno_name(dec->error);
+		if (e)
+			evbuffer_add_printf(out, " error %s", e);
+		else
+			evbuffer_add_printf(out, " error E%u", dec->error);
+	}
+	evbuffer_add(out, "\n", 1);
+}
+
+/*
+ * Resolve the flow fl toward a and print the answer. fibctl lookup asks
+ * fib_resolve_rcu itself, not the flow cache: the cache keys (table,
+ * destination, source, tos, iif) and holds one table's answer, not the
+ * kernel's whole decision (rules, source, chosen path); it is being
+ * redesigned as the decision cache of doc/decisions.md, section 4, and
+ * the lookup will go through it then. Context: main loop.
+ */
 static void
 fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
-		 const struct ctl_addr *src, uint8_t tos, uint32_t iif)
+		 const struct fib_flow *base)
 {
-	struct fib_result res;
-	struct fib_match m;
-	struct flow_key k;
-	char abuf[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN];
-	uint32_t table = fibd_lookup_table(d), dst4, src4 = 0;
+	struct fib_flow fl = *base;
+	struct fib_decision dec;
+	char abuf[INET6_ADDRSTRLEN];
 
 	inet_ntop(a->family, a->a.b, abuf, sizeof(abuf));
-	if (d->cache) {
-		if (a->family == AF_INET) {
-			memcpy(&dst4, a->a.b, 4);
-			if (src && src->family == AF_INET)
-				memcpy(&src4, src->a.b, 4);
-			flow_key_set4(&k, table, ntohl(dst4), ntohl(src4), tos, iif);
-		} else {
-			flow_key_set6(&k, table, a->a.b,
-				      src && src->family == AF_INET6 ? src->a.b : NULL, tos, iif);
-		}
-	}
+	fl.family = a->family;
+	fl.dst = a->a;
+	memset(&dec, 0, sizeof(dec));
 	fib_read_lock();
-	if (d->cache)
-		flow_lookup_rcu(d->cache, d->fib, &k, &res);
-	else
-		res = fib_lookup_rcu(d->fib, a->family, a->a.b, table, tos);
-	if (fib_result_get(&res, &m) != 0) {
-		fib_read_unlock();
-		evbuffer_add_printf(out, "%s -\n", abuf);
-		return;
-	}
-	inet_ntop(m.family, m.prefix.b, buf, sizeof(buf));
-	evbuffer_add_printf(out, "%s %s/%u %s", abuf, buf, m.plen, fib_type_name(m.type));
-	if (m.info->nh_count == 1)
-		fibd_nh_add(d, out, &m.info->nh[0], FIBD_NH_SINGLE);
-	else
-		for (unsigned i = 0; i < m.info->nh_count; i++)
-			fibd_nh_add(d, out, &m.info->nh[i], FIBD_NH_PATH);
+	fib_resolve_rcu(d->fib, &fl, &dec);
+	decisions_count(&d->decisions, &dec, 1);
+	fibd_decision_line(d, out, abuf, &dec, !!(fl.flags & FIB_FLOW_FIBMATCH));
 	fib_read_unlock();
-	evbuffer_add(out, "\n", 1);
+}
+
+/*
+ * An interface name of a lookup -> ifindex: the FIB's links (the
+ * policy's, what rules match iif and oif against), else the links
+ * netlink reported to the ingest, else fibd's namespace. 0: none.
+ * Context: main loop.
+ */
+static uint32_t
+fibd_link_index(struct fibd *d, const char *name)
+{
+	struct fib_link buf[64], *l = buf;
+	size_t n, max = sizeof(buf) / sizeof(buf[0]);
+	uint32_t idx = 0;
+
+	fib_read_lock();
+	n = fib_links_get(d->fib, l, max);
+	if (n > max) {
+		struct fib_link *big = malloc(n * sizeof(*big));
+
+		if (big) {
+			l = big;
+			max = n;
+			n = fib_links_get(d->fib, l, max);
+		}
+		if (n > max)
+			n = max;
+	}
+	for (size_t i = 0; i < n && !idx; i++)
+		if (!strcmp(l[i].name, name))
+			idx = l[i].ifindex;
+	fib_read_unlock();
+	if (l != buf)
+		free(l);
+	if (!idx)
+		idx = ingest_ifindex(d->ing, name);
+	if (!idx)
+		idx = if_nametoindex(name);
+	return idx;
+}
+
+/* The flow of a lookup command but its destination; 0 or 400 (r set). */
+static int
+fibd_lookup_flow(struct fibd *d, const struct ctl_cmd *cmd, struct fib_flow *fl,
+		 struct ctl_reply *r)
+{
+	memset(fl, 0, sizeof(*fl));
+	if (cmd->iif[0] && !(fl->iif = fibd_link_index(d, cmd->iif))) {
+		r->code = 400;
+		snprintf(r->msg, sizeof(r->msg), "iif: no such interface: %s", cmd->iif);
+		return -1;
+	}
+	if (cmd->oif[0] && !(fl->oif = fibd_link_index(d, cmd->oif))) {
+		r->code = 400;
+		snprintf(r->msg, sizeof(r->msg), "oif: no such interface: %s", cmd->oif);
+		return -1;
+	}
+	if (cmd->iif[0])
+		fl->flags |= FIB_FLOW_IIF;
+	if (cmd->oif[0])
+		fl->flags |= FIB_FLOW_OIF;
+	if (cmd->has_src) {
+		fl->src = cmd->src.a;
+		fl->flags |= FIB_FLOW_SRC;
+	}
+	if (cmd->seen & CTL_K_UID) {
+		fl->uid = cmd->uid;
+		fl->flags |= FIB_FLOW_UID;
+	}
+	if (cmd->seen & CTL_K_DSCP)
+		fl->flags |= FIB_FLOW_DSCP;
+	if (cmd->seen & CTL_K_FIBMATCH)
+		fl->flags |= FIB_FLOW_FIBMATCH;
+	fl->tos = cmd->tos;
+	fl->mark = cmd->mark;
+	fl->ipproto = cmd->ipproto;
+	fl->sport = cmd->sport;
+	fl->dport = cmd->dport;
+	return 0;
 }
 
 /* Write buf to path through path.tmp and a rename. */
@@ -218,6 +334,7 @@ fibd_write_lookups(struct fibd *d, const char *in, const char *path)
 {
 	char line[256];
 	struct evbuffer *out;
+	struct fib_flow fl;
 	struct ctl_addr a;
 	FILE *fi;
 	int rc;
@@ -232,6 +349,7 @@ fibd_write_lookups(struct fibd *d, const char *in, const char *path)
 		fclose(fi);
 		return -1;
 	}
+	memset(&fl, 0, sizeof(fl));
 	while (fgets(line, sizeof(line), fi)) {
 		line[strcspn(line, " \t\r\n")] = 0;
 		if (!line[0])
@@ -241,7 +359,7 @@ fibd_write_lookups(struct fibd *d, const char *in, const char *path)
 		if (inet_pton(a.family, line, a.a.b) != 1)
 			evbuffer_add_printf(out, "%s error\n", line);
 		else
-			fibd_lookup_line(d, out, &a, NULL, 0, 0);
+			fibd_lookup_line(d, out, &a, &fl);
 	}
 	fclose(fi);
 	rc = fibd_write_file(path, out);
@@ -296,6 +414,203 @@ fibd_log_stats(struct fibd *d)
 	}
 }
 
+size_t
+fibd_rules_count(struct fibd *d, int family)
+{
+	struct fib_rule one;
+	size_t n;
+
+	fib_read_lock();
+	n = fib_rules_get(d->fib, family, &one, 0);
+	fib_read_unlock();
+	return n;
+}
+
+/* Names `ip rule` prints without reading /etc/iproute2 (fibd reads no
+ * files there: other numbers are printed as numbers). */
+static const char *
+fibd_table_name(uint32_t table, char *buf, size_t len)
+{
+	switch (table) {
+	case RT_TABLE_LOCAL:
+		return "local";
+	case RT_TABLE_MAIN:
+		return "main";
+	case RT_TABLE_DEFAULT:
+		return "default";
+	}
+	snprintf(buf, len, "%u", table);
+	return buf;
+}
+
+static const char *
+fibd_proto_name(unsigned proto, char *buf, size_t len)
+{
+	static const struct {
+		unsigned n;
+		const char *name;
+	} names[] = {
+	    {RTPROT_REDIRECT, "redirect"}, {RTPROT_KERNEL, "kernel"},
+	    {RTPROT_BOOT, "boot"},	   {RTPROT_STATIC, "static"},
+	    {RTPROT_ZEBRA, "zebra"},	   {RTPROT_BIRD, "bird"},
+	    {RTPROT_DHCP, "dhcp"},	   {RTPROT_BABEL, "babel"},
+	    {RTPROT_BGP, "bgp"},	   {RTPROT_ISIS, "isis"},
+	    {RTPROT_OSPF, "ospf"},	   {RTPROT_RIP, "rip"},
+	    {RTPROT_EIGRP, "eigrp"},	   {RTPROT_KEEPALIVED, "keepalived"},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].n == proto)
+			return names[i].name;
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
+static const char *
+fibd_ipproto_name(unsigned p, char *buf, size_t len)
+{
+	switch (p) {
+	case 1:
+		return "icmp";
+	case 6:
+		return "tcp";
+	case 17:
+		return "udp";
+	case 58:
+		return "ipv6-icmp";
+	case 132:
+		return "sctp";
+	}
+	snprintf(buf, len, "%u", p);
+	return buf;
+}
+
+/* " from A[/L]", " to A[/L]": the length only when not a host's. */
+static size_t
+fibd_rule_addr(char *buf, size_t len, const char *word, int family, const union fib_addr *a,
+	       unsigned plen)
+{
+	char s[INET6_ADDRSTRLEN];
+	unsigned host = family == AF_INET6 ? 128 : 32;
+
+	inet_ntop(family, a->b, s, sizeof(s));
+	if (plen == host)
+		return (size_t)snprintf(buf, len, "%s %s", word, s);
+	return (size_t)snprintf(buf, len, "%s %s/%u", word, s, plen);
+}
+
+/*
+ * One rule as `ip rule show` prints it (iproute2's print_rule, in its
+ * order): "PRIO:\tfrom all lookup local". Returns the length wanted.
+ * Context: any.
+ */
+static size_t
+fibd_rule_format(char *buf, size_t len, const struct fib_rule *r)
+{
+	char t[32];
+	size_t n;
+
+#define ADD(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	n = (size_t)snprintf(buf, len, "%u:\t", r->priority);
+	if (r->flags & FIB_RULE_INVERT)
+		ADD("not ");
+	if (r->src_len)
+		n += fibd_rule_addr(buf + n, n < len ? len - n : 0, "from", r->family, &r->src,
+				    r->src_len);
+	else
+		ADD("from all");
+	if (r->dst_len)
+		n += fibd_rule_addr(buf + n, n < len ? len - n : 0, " to", r->family, &r->dst,
+				    r->dst_len);
+	if (r->tos && (r->flags & FIB_RULE_DSCP))
+		ADD(" dscp %u", r->tos);
+	else if (r->tos)
+		ADD(" tos 0x%02x", r->tos);
+	if (r->mark_mask == 0xffffffffu)
+		ADD(" fwmark %#x", r->mark);
+	else if (r->mark_mask)
+		ADD(" fwmark %#x/%#x", r->mark, r->mark_mask);
+	if (r->iifname[0])
+		ADD(" iif %.*s", IF_NAMESIZE, r->iifname);
+	if (r->oifname[0])
+		ADD(" oif %.*s", IF_NAMESIZE, r->oifname);
+	if (r->l3mdev)
+		ADD(" lookup [l3mdev-table]");
+	if (r->uid_lo <= r->uid_hi)
+		ADD(" uidrange %u-%u", r->uid_lo, r->uid_hi);
+	if (r->ipproto)
+		ADD(" ipproto %s", fibd_ipproto_name(r->ipproto, t, sizeof(t)));
+	if (r->sport_hi && r->sport_lo == r->sport_hi)
+		ADD(" sport %u", r->sport_lo);
+	else if (r->sport_hi)
+		ADD(" sport %u-%u", r->sport_lo, r->sport_hi);
+	if (r->dport_hi && r->dport_lo == r->dport_hi)
+		ADD(" dport %u", r->dport_lo);
+	else if (r->dport_hi)
+		ADD(" dport %u-%u", r->dport_lo, r->dport_hi);
+	if (r->action == FIB_RULE_TO_TBL && !r->l3mdev) {
+		ADD(" lookup %s", fibd_table_name(r->table, t, sizeof(t)));
+		if (r->suppress_prefixlen >= 0)
+			ADD(" suppress_prefixlength %d", r->suppress_prefixlen);
+		if (r->suppress_ifgroup >= 0)
+			ADD(" suppress_ifgroup %d", r->suppress_ifgroup);
+	}
+	switch (r->action) {
+	case FIB_RULE_TO_TBL:
+		break;
+	case FIB_RULE_GOTO:
+		ADD(" goto %u", r->goto_prio);
+		break;
+	case FIB_RULE_NOP:
+		ADD(" nop");
+		break;
+	default:
+		ADD(" %s", fib_type_name(r->action)); /* blackhole, unreachable, prohibit */
+		break;
+	}
+	if (r->protocol && r->protocol != RTPROT_KERNEL)
+		ADD(" proto %s", fibd_proto_name(r->protocol, t, sizeof(t)));
+#undef ADD
+	return n;
+}
+
+/* show rules [4|6]: IPv4's then IPv6's, each as `ip -4/-6 rule show`. */
+static void
+fibd_show_rules(struct fibd *d, struct evbuffer *out, int family)
+{
+	static const int fams[] = {AF_INET, AF_INET6};
+	struct fib_rule *rules = NULL;
+	char line[512];
+	size_t n, cap = 0, len;
+
+	for (size_t f = 0; f < 2; f++) {
+		if (family && family != fams[f])
+			continue;
+		fib_read_lock();
+		n = fib_rules_get(d->fib, fams[f], rules, cap);
+		if (n > cap) {
+			struct fib_rule *more = realloc(rules, n * sizeof(*rules));
+
+			if (more) {
+				rules = more;
+				cap = n;
+				n = fib_rules_get(d->fib, fams[f], rules, cap);
+			}
+			if (n > cap)
+				n = cap;
+		}
+		for (size_t i = 0; i < n; i++) {
+			len = fibd_rule_format(line, sizeof(line) - 1, &rules[i]);
+			if (len > sizeof(line) - 2)
+				len = sizeof(line) - 2;
+			line[len++] = '\n';
+			evbuffer_add(out, line, len);
+		}
+		fib_read_unlock();
+	}
+	free(rules);
+}
+
 /* The loop's lateness per phase (health.c's 1 ms probe, lag.h), in ms. */
 static void
 fibd_show_lag(struct fibd *d, struct evbuffer *out)
@@ -319,6 +634,7 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 {
 	struct ingest_stats st;
 	struct ctl_stats cs;
+	struct decisions dec;
 
 	ingest_stats(d->ing, &st);
 	ctl_stats(d->ctl, &cs);
@@ -326,6 +642,12 @@ fibd_show_summary(struct fibd *d, struct evbuffer *out)
 	evbuffer_add_printf(out, "ingest_seconds %.3f\n", d->ready ? st.ingest_seconds : 0.0);
 	evbuffer_add_printf(out, "routes_v4 %zu\n", fib_count(d->fib, AF_INET));
 	evbuffer_add_printf(out, "routes_v6 %zu\n", fib_count(d->fib, AF_INET6));
+	evbuffer_add_printf(out, "rules_v4 %zu\n", fibd_rules_count(d, AF_INET));
+	evbuffer_add_printf(out, "rules_v6 %zu\n", fibd_rules_count(d, AF_INET6));
+	decisions_read(&d->decisions, &dec);
+	evbuffer_add_printf(out, "decisions %llu\n", (unsigned long long)decisions_total(&dec));
+	evbuffer_add_printf(out, "decision_errors %llu\n",
+			    (unsigned long long)decisions_errors(&dec));
 	evbuffer_add_printf(out, "generation %llu\n", (unsigned long long)fib_generation(d->fib));
 	evbuffer_add_printf(out, "uptime_seconds %.0f\n", fibd_now() - d->t_start);
 	evbuffer_add_printf(out, "config %s\n", d->opts.conf_path);
@@ -522,6 +844,12 @@ fibd_cmd_routes(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
 }
 
 static void
+fibd_cmd_rules(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
+{
+	fibd_show_rules(d, out, cmd->family);
+}
+
+static void
 fibd_cmd_config(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
 		struct ctl_reply *r)
 {
@@ -540,18 +868,10 @@ static void
 fibd_cmd_lookup(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
 		struct ctl_reply *r)
 {
-	unsigned iif = 0;
+	struct fib_flow fl;
 
-	if (cmd->iif[0]) {
-		iif = if_nametoindex(cmd->iif);
-		if (!iif)
-			iif = ingest_ifindex(d->ing, cmd->iif);
-		if (!iif) {
-			r->code = 400;
-			snprintf(r->msg, sizeof(r->msg), "no such interface: %s", cmd->iif);
-			return;
-		}
-	}
+	if (fibd_lookup_flow(d, cmd, &fl, r) < 0)
+		return;
 	for (unsigned i = 0; cmd->has_src && i < cmd->naddr; i++)
 		if (cmd->addr[i].family != cmd->src.family) {
 			r->code = 400;
@@ -560,8 +880,7 @@ fibd_cmd_lookup(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
 			return;
 		}
 	for (unsigned i = 0; i < cmd->naddr; i++)
-		fibd_lookup_line(d, out, &cmd->addr[i], cmd->has_src ? &cmd->src : NULL, cmd->tos,
-				 iif);
+		fibd_lookup_line(d, out, &cmd->addr[i], &fl);
 }
 
 static void
@@ -616,10 +935,12 @@ fibd_cmd_compact(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out
 static void
 fibd_cmd_help(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply *r)
 {
-	evbuffer_add_printf(out, "show summary\nshow trie [4|6]\nshow cache\n"
-				 "show routes [PREFIX]\nshow config\n"
-				 "lookup ADDR... [from SRC] [tos T] [iif DEV]\n"
-				 "flush cache\ncompact\nreload\nmetrics\nhelp\n");
+	evbuffer_add_printf(out,
+			    "show summary\nshow trie [4|6]\nshow cache\n"
+			    "show routes [PREFIX]\nshow rules [4|6]\nshow config\n"
+			    "lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] "
+			    "[tos N|dscp N] [ipproto P] [sport N] [dport N] [uid N] [fibmatch]\n"
+			    "flush cache\ncompact\nreload\nmetrics\nhelp\n");
 }
 
 typedef void (*fibd_cmd_fn)(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
@@ -636,7 +957,7 @@ static const struct {
     [CTL_SHOW_CONFIG] = {0, fibd_cmd_config},	[CTL_LOOKUP] = {1, fibd_cmd_lookup},
     [CTL_FLUSH_CACHE] = {0, fibd_cmd_flush},	[CTL_RELOAD] = {0, fibd_cmd_reload},
     [CTL_METRICS] = {0, fibd_cmd_metrics},	[CTL_HELP] = {0, fibd_cmd_help},
-    [CTL_COMPACT] = {1, fibd_cmd_compact},
+    [CTL_COMPACT] = {1, fibd_cmd_compact},	[CTL_SHOW_RULES] = {0, fibd_cmd_rules},
 };
 
 void

@@ -107,16 +107,30 @@ ctl_addr_parse(const char *s, struct ctl_addr *a)
 	return inet_pton(a->family, s, a->a.b) == 1 ? 0 : -EINVAL;
 }
 
-/* show trie [4|6] */
+/* [4|6] after show WHAT. */
 static void
-ctl_args_trie(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+ctl_args_family(const char *what, char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
 {
 	if (n == 1 && !strcmp(tok[0], "4"))
 		cmd->family = AF_INET;
 	else if (n == 1 && !strcmp(tok[0], "6"))
 		cmd->family = AF_INET6;
 	else if (n != 0)
-		ctl_set(r, 400, "usage: show trie [4|6]");
+		ctl_set(r, 400, "usage: show %s [4|6]", what);
+}
+
+/* show trie [4|6] */
+static void
+ctl_args_trie(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	ctl_args_family("trie", tok, n, cmd, r);
+}
+
+/* show rules [4|6] */
+static void
+ctl_args_rules(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
+{
+	ctl_args_family("rules", tok, n, cmd, r);
 }
 
 /* show routes [PREFIX] */
@@ -135,50 +149,202 @@ ctl_args_routes(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r
 	}
 }
 
-/* One "from SRC", "tos T" or "iif DEV" of a lookup. Returns 0 or -1
- * (r set). */
+/* An unsigned number of at most max (decimal, 0x hex or 0 octal, as
+ * `ip` reads them). Returns 0 or -1. */
 static int
-ctl_lookup_opt(const char *opt, const char *val, struct ctl_cmd *cmd, struct ctl_reply *r)
+ctl_num(const char *s, unsigned long max, unsigned long *v)
 {
 	char *end;
-	unsigned long v;
 
-	if (!strcmp(opt, "from")) {
-		if (ctl_addr_parse(val, &cmd->src) < 0) {
-			ctl_set(r, 400, "bad source address: %.64s", val);
-			return -1;
-		}
-		cmd->has_src = 1;
-	} else if (!strcmp(opt, "tos")) {
-		v = strtoul(val, &end, 0);
-		if (end == val || *end || v > 255) {
-			ctl_set(r, 400, "bad tos: %.64s", val);
-			return -1;
-		}
-		cmd->tos = (uint8_t)v;
-	} else {
-		if (strlen(val) >= IFNAMSIZ) {
-			ctl_set(r, 400, "bad interface name: %.64s", val);
-			return -1;
-		}
-		strcpy(cmd->iif, val);
-	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	return *end || errno || *v > max ? -1 : 0;
+}
+
+static int
+ctl_kw_from(const char *val, struct ctl_cmd *cmd)
+{
+	if (ctl_addr_parse(val, &cmd->src) < 0)
+		return -1;
+	cmd->has_src = 1;
 	return 0;
 }
 
-/* lookup ADDR... [from SRC] [tos T] [iif DEV] */
+static int
+ctl_kw_ifname(const char *val, char *name)
+{
+	if (strlen(val) >= IFNAMSIZ)
+		return -1;
+	strcpy(name, val);
+	return 0;
+}
+
+static int
+ctl_kw_iif(const char *val, struct ctl_cmd *cmd)
+{
+	return ctl_kw_ifname(val, cmd->iif);
+}
+
+static int
+ctl_kw_oif(const char *val, struct ctl_cmd *cmd)
+{
+	return ctl_kw_ifname(val, cmd->oif);
+}
+
+static int
+ctl_kw_mark(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, UINT32_MAX, &v) < 0)
+		return -1;
+	cmd->mark = (uint32_t)v;
+	return 0;
+}
+
+static int
+ctl_kw_uid(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, UINT32_MAX, &v) < 0)
+		return -1;
+	cmd->uid = (uint32_t)v;
+	return 0;
+}
+
+static int
+ctl_kw_tos(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, 255, &v) < 0)
+		return -1;
+	cmd->tos = (uint8_t)v;
+	return 0;
+}
+
+static int
+ctl_kw_dscp(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, 63, &v) < 0)
+		return -1;
+	cmd->tos = (uint8_t)v;
+	return 0;
+}
+
+/* The protocol names `ip route get ipproto` is mostly given; else a
+ * number (fibd reads no /etc/protocols). */
+static int
+ctl_kw_ipproto(const char *val, struct ctl_cmd *cmd)
+{
+	static const struct {
+		const char *name;
+		uint8_t proto;
+	} names[] = {
+	    {"icmp", 1}, {"tcp", 6}, {"udp", 17}, {"ipv6-icmp", 58}, {"icmpv6", 58}, {"sctp", 132},
+	};
+	unsigned long v;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(val, names[i].name)) {
+			cmd->ipproto = names[i].proto;
+			return 0;
+		}
+	if (ctl_num(val, 255, &v) < 0)
+		return -1;
+	cmd->ipproto = (uint8_t)v;
+	return 0;
+}
+
+static int
+ctl_kw_sport(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, 65535, &v) < 0)
+		return -1;
+	cmd->sport = (uint16_t)v;
+	return 0;
+}
+
+static int
+ctl_kw_dport(const char *val, struct ctl_cmd *cmd)
+{
+	unsigned long v;
+
+	if (ctl_num(val, 65535, &v) < 0)
+		return -1;
+	cmd->dport = (uint16_t)v;
+	return 0;
+}
+
+/*
+ * The keywords of a lookup, `ip route get`'s: each once, with a value
+ * but fibmatch. A bad value is answered "bad WHAT: VALUE".
+ */
+static const struct {
+	const char *word;
+	unsigned bit;
+	int (*parse)(const char *val, struct ctl_cmd *cmd); /* NULL: no value */
+	const char *what;
+} ctl_lookup_kws[] = {
+    {"from", CTL_K_FROM, ctl_kw_from, "source address"},
+    {"iif", CTL_K_IIF, ctl_kw_iif, "iif"},
+    {"oif", CTL_K_OIF, ctl_kw_oif, "oif"},
+    {"mark", CTL_K_MARK, ctl_kw_mark, "mark"},
+    {"tos", CTL_K_TOS, ctl_kw_tos, "tos"},
+    {"dscp", CTL_K_DSCP, ctl_kw_dscp, "dscp"},
+    {"ipproto", CTL_K_IPPROTO, ctl_kw_ipproto, "ipproto"},
+    {"sport", CTL_K_SPORT, ctl_kw_sport, "sport"},
+    {"dport", CTL_K_DPORT, ctl_kw_dport, "dport"},
+    {"uid", CTL_K_UID, ctl_kw_uid, "uid"},
+    {"fibmatch", CTL_K_FIBMATCH, NULL, NULL},
+};
+
+#define CTL_NKWS (sizeof(ctl_lookup_kws) / sizeof(ctl_lookup_kws[0]))
+
+/*
+ * lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] [tos N|dscp N]
+ * [ipproto P] [sport N] [dport N] [uid N] [fibmatch]: the keywords apply
+ * to every address.
+ */
 static void
 ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r)
 {
 	for (unsigned i = 0; i < n; i++) {
-		if (!strcmp(tok[i], "from") || !strcmp(tok[i], "tos") || !strcmp(tok[i], "iif")) {
+		size_t k;
+
+		for (k = 0; k < CTL_NKWS && strcmp(tok[i], ctl_lookup_kws[k].word); k++)
+			;
+		if (k < CTL_NKWS) {
+			unsigned bit = ctl_lookup_kws[k].bit;
+
+			if (cmd->seen & bit) {
+				ctl_set(r, 400, "duplicated keyword: %s", tok[i]);
+				return;
+			}
+			if ((cmd->seen & (CTL_K_TOS | CTL_K_DSCP)) &&
+			    (bit & (CTL_K_TOS | CTL_K_DSCP))) {
+				ctl_set(r, 400, "tos and dscp: give one of them");
+				return;
+			}
+			cmd->seen |= bit;
+			if (!ctl_lookup_kws[k].parse)
+				continue;
 			if (i + 1 >= n) {
 				ctl_set(r, 400, "%s needs a value", tok[i]);
 				return;
 			}
-			if (ctl_lookup_opt(tok[i], tok[i + 1], cmd, r) < 0)
-				return;
 			i++;
+			if (ctl_lookup_kws[k].parse(tok[i], cmd) < 0) {
+				ctl_set(r, 400, "bad %s: %.64s", ctl_lookup_kws[k].what, tok[i]);
+				return;
+			}
 			continue;
 		}
 		if (cmd->naddr == CTL_ADDRS_MAX) {
@@ -192,7 +358,9 @@ ctl_args_lookup(char **tok, unsigned n, struct ctl_cmd *cmd, struct ctl_reply *r
 		cmd->naddr++;
 	}
 	if (cmd->naddr == 0)
-		ctl_set(r, 400, "usage: lookup ADDR... [from SRC] [tos T] [iif DEV]");
+		ctl_set(r, 400,
+			"usage: lookup ADDR... [from A] [iif NAME] [oif NAME] [mark N] "
+			"[tos N|dscp N] [ipproto P] [sport N] [dport N] [uid N] [fibmatch]");
 }
 
 /*
@@ -211,6 +379,7 @@ static const struct {
     {"show", "config", CTL_SHOW_CONFIG, NULL},
     {"show", "trie", CTL_SHOW_TRIE, ctl_args_trie},
     {"show", "routes", CTL_SHOW_ROUTES, ctl_args_routes},
+    {"show", "rules", CTL_SHOW_RULES, ctl_args_rules},
     {"lookup", NULL, CTL_LOOKUP, ctl_args_lookup},
     {"flush", "cache", CTL_FLUSH_CACHE, NULL},
     {"reload", NULL, CTL_RELOAD, NULL},

@@ -61,7 +61,22 @@ enum ctl_op {
 	CTL_METRICS,
 	CTL_HELP,
 	CTL_COMPACT,
+	CTL_SHOW_RULES,
 };
+
+/* The keywords of a lookup (`ip route get`'s), in ctl_cmd.seen: each may
+ * be given once; CTL_K_DSCP says tos holds a DSCP. */
+#define CTL_K_FROM     0x001
+#define CTL_K_IIF      0x002
+#define CTL_K_OIF      0x004
+#define CTL_K_MARK     0x008
+#define CTL_K_TOS      0x010
+#define CTL_K_DSCP     0x020
+#define CTL_K_IPPROTO  0x040
+#define CTL_K_SPORT    0x080
+#define CTL_K_DPORT    0x100
+#define CTL_K_UID      0x200
+#define CTL_K_FIBMATCH 0x400
 
 struct ctl_addr {
 	uint8_t family;
@@ -70,16 +85,22 @@ struct ctl_addr {
 
 struct ctl_cmd {
 	enum ctl_op op;
-	int family;           /* show trie, show routes: 0 (both), AF_INET, AF_INET6 */
+	int family;           /* show trie, routes, rules: 0 (both), AF_INET, AF_INET6 */
 	int has_prefix;       /* show routes PREFIX */
 	uint8_t plen;
 	union fib_addr prefix;
 	unsigned naddr;       /* lookup */
 	struct ctl_addr addr[CTL_ADDRS_MAX];
+	/* lookup's flow, for every address: `ip route get`'s keywords */
+	unsigned seen;        /* CTL_K_* given */
 	int has_src;
 	struct ctl_addr src;
-	uint8_t tos;
+	uint8_t tos;          /* tos, or dscp (0..63) with CTL_K_DSCP */
+	uint8_t ipproto;
+	uint16_t sport, dport;
+	uint32_t mark, uid;
 	char iif[IFNAMSIZ];   /* "" when not given */
+	char oif[IFNAMSIZ];   /* "" when not given */
 };
 
 /* The status and message of a result, with data lines in out. */

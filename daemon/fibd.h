@@ -41,6 +41,7 @@
 #include "conf/conf.h"
 #include "daemon/compact.h"
 #include "daemon/ctl.h"
+#include "daemon/decisions.h"
 #include "daemon/handoff.h"
 #include "daemon/ingest.h"
 #include "daemon/lag.h"
@@ -171,6 +172,9 @@ struct fibd {
 	struct fibd_compaction comp;
 	struct fibd_health health;
 	struct fibd_metrics metrics;
+	/* answers by type and error: fibctl lookup, the lookup socket
+	 * (decisions_count, Context: any) */
+	struct decisions decisions;
 };
 
 /* fibd.c */
@@ -208,6 +212,8 @@ void fibd_exec(const struct ctl_cmd *cmd, struct evbuffer *out, struct ctl_reply
 /* Test-only files (--dump, --lookup). Return 0 or -1. Context: main loop. */
 int fibd_write_dump(struct fibd *d, const char *path);
 int fibd_write_lookups(struct fibd *d, const char *in, const char *path);
+/* Policy rules of a family in the FIB (fib_rules_get). Context: main loop. */
+size_t fibd_rules_count(struct fibd *d, int family);
 /* Counters to the log (SIGUSR1, exit). Context: main loop. */
 void fibd_log_stats(struct fibd *d);
 /* fib_stats, or the last figures while the compaction thread is the

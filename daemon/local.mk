@@ -21,7 +21,8 @@ daemon_libingest_la_SOURCES = \
 	daemon/handoff.c \
 	daemon/compact.c \
 	daemon/settings.c \
-	daemon/lag.c
+	daemon/lag.c \
+	daemon/decisions.c
 # The batch lookup protocol and its header-only client API, installed as
 # <fib/lookup_proto.h> for programs that query fibd's lookup socket.
 fibinclude_HEADERS += daemon/lookup_proto.h
@@ -39,7 +40,8 @@ noinst_HEADERS += \
 	daemon/handoff.h \
 	daemon/compact.h \
 	daemon/settings.h \
-	daemon/lag.h
+	daemon/lag.h \
+	daemon/decisions.h
 daemon_libingest_la_CFLAGS = $(AM_CFLAGS) -O2 $(LIBMNL_CFLAGS) $(LIBEVENT_CFLAGS)
 daemon_libingest_la_LIBADD = $(LIBMNL_LIBS) $(LIBEVENT_LIBS) -lpthread
 

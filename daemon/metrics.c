@@ -32,6 +32,8 @@ struct fibd_snap {
 	int ready, pending, running;
 	double ingest_seconds;
 	size_t routes_v4, routes_v6, malloc_in_use, malloc_free;
+	size_t rules_v4, rules_v6;
+	struct decisions dec;
 	struct ingest_stats ing;
 	struct flow_stats cache;
 	double gc_last, gc_max;
@@ -72,6 +74,32 @@ static const struct fibd_metric {
 	{ "ingest_seconds", G, "First dump request to ready.", NULL, 0, V_F6, S(ingest_seconds) },
 	{ "routes", G, "Routes in the FIB.", "family=\"ipv4\"", 0, V_SIZE, S(routes_v4) },
 	{ "routes", G, NULL, "family=\"ipv6\"", 0, V_SIZE, S(routes_v6) },
+	{ "rules", G, "Policy rules in the FIB (ip rule).", "family=\"ipv4\"", 0, V_SIZE,
+	  S(rules_v4) },
+	{ "rules", G, NULL, "family=\"ipv6\"", 0, V_SIZE, S(rules_v6) },
+#define DEC_T(slot, name) \
+	{ "decisions_total", C, NULL, "type=\"" name "\"", 0, V_U64, S(dec.type[slot]) }
+#define DEC_E(slot, name) \
+	{ "decision_errors_total", C, NULL, "error=\"" name "\"", 0, V_U64, S(dec.error[slot]) }
+	{ "decisions_total", C,
+	  "Answers to flows (fibctl lookup, lookup socket) by route type (none: no route).",
+	  "type=\"none\"", 0, V_U64, S(dec.type[DECISIONS_NONE]) },
+	DEC_T(DECISIONS_UNICAST, "unicast"),
+	DEC_T(DECISIONS_LOCAL, "local"),
+	DEC_T(DECISIONS_BROADCAST, "broadcast"),
+	DEC_T(DECISIONS_BLACKHOLE, "blackhole"),
+	DEC_T(DECISIONS_UNREACHABLE, "unreachable"),
+	DEC_T(DECISIONS_PROHIBIT, "prohibit"),
+	DEC_T(DECISIONS_THROW, "throw"),
+	DEC_T(DECISIONS_OTHER_TYPE, "other"),
+	{ "decision_errors_total", C, "Answers to flows that are the kernel's errors.",
+	  "error=\"ENETUNREACH\"", 0, V_U64, S(dec.error[DECISIONS_ENETUNREACH]) },
+	DEC_E(DECISIONS_EHOSTUNREACH, "EHOSTUNREACH"),
+	DEC_E(DECISIONS_EACCES, "EACCES"),
+	DEC_E(DECISIONS_EINVAL, "EINVAL"),
+	DEC_E(DECISIONS_OTHER_ERROR, "other"),
+#undef DEC_E
+#undef DEC_T
 	{ "netlink_messages_total", C, "Netlink messages read.", NULL, 0, V_U64, S(ing.msgs) },
 	{ "netlink_drops_total", C, "ENOBUFS on the event socket.", NULL, 0, V_U64, S(ing.drops) },
 	{ "netlink_resyncs_total", C, "Completed resynchronisations.", NULL, 0, V_U64,
@@ -217,6 +245,9 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	s->ingest_seconds = d->ready ? s->ing.ingest_seconds : 0.0;
 	s->routes_v4 = fib_count(d->fib, AF_INET);
 	s->routes_v6 = fib_count(d->fib, AF_INET6);
+	s->rules_v4 = fibd_rules_count(d, AF_INET);
+	s->rules_v6 = fibd_rules_count(d, AF_INET6);
+	decisions_read(&d->decisions, &s->dec);
 	if (d->cache) {
 		flow_cache_stats(d->cache, &s->cache);
 		s->gc_last = (double)s->cache.gc_ns_last * 1e-9;

@@ -98,6 +98,11 @@ def fail(msg):
     print("FAIL: " + msg)
     sys.exit(1)
 
+def lookup5(line):
+    """fibctl lookup's answer for 10.0.0.5 (src only with addresses mirrored)."""
+    return line.startswith("200-10.0.0.5 10.0.0.0/24 unicast dev v0 ") and \
+        line.endswith(" table 254 rule 32766\n")
+
 def conn(path=sock, kind=socket.SOCK_STREAM, timeout=LIMIT):
     s = socket.socket(socket.AF_UNIX, kind)
     s.settimeout(timeout)
@@ -129,7 +134,7 @@ def ctl_ok(what):
     dt = time.time() - t0
     if a[-1] != "200 ok\n" or "200-ready true\n" not in a:
         fail("%s: show summary: %r" % (what, a))
-    if b != ["200-10.0.0.5 10.0.0.0/24 unicast dev v0\n", "200 ok\n"]:
+    if len(b) != 2 or not lookup5(b[0]) or b[1] != "200 ok\n":
         fail("%s: lookup: %r" % (what, b))
     return dt
 
@@ -218,7 +223,7 @@ if case == "ctl":
     s.sendall(b"ary\nlookup 10.0.0.5\n")
     a = answer(f)
     b = answer(f)
-    if a[-1] != "200 ok\n" or b[0] != "200-10.0.0.5 10.0.0.0/24 unicast dev v0\n":
+    if a[-1] != "200 ok\n" or not lookup5(b[0]):
         fail("a stalled line finished late: %r %r" % (a, b))
     print("ok: a line finished after a stall is answered, in order")
     for s in stalled:
@@ -393,7 +398,7 @@ elif case == "fds":
         a = answer(f)
     except (OSError, EOFError) as e:
         fail("a connected control client while out of descriptors: %r" % e)
-    if a != ["200-10.0.0.5 10.0.0.0/24 unicast dev v0\n", "200 ok\n"]:
+    if len(a) != 2 or not lookup5(a[0]) or a[1] != "200 ok\n":
         fail("a connected control client while out of descriptors: %r" % a)
     with open(os.environ["CPU_FILE"], "w") as f:
         f.write("%d %d %d\n" % (cpu, cpu2, cpu3))

@@ -95,7 +95,7 @@ START_TEST(test_parse_bad)
 		{ "lookup 192.0.2.1 tos", 400, "tos needs a value" },
 		{ "lookup 192.0.2.1 tos 256", 400, "bad tos: 256" },
 		{ "lookup 192.0.2.1 from nowhere", 400, "bad source address: nowhere" },
-		{ "lookup 192.0.2.1 iif averyveryverylongname", 400, "bad interface name" },
+		{ "lookup 192.0.2.1 iif averyveryverylongname", 400, "bad iif: averyveryverylongname" },
 		{ "lookup from 10.0.0.1", 400, "usage: lookup" },
 		{ "flush", 400, "bad arguments to flush" },
 		{ "flush routes", 400, "bad arguments to flush" },
@@ -114,6 +114,120 @@ START_TEST(test_parse_bad)
 		ck_assert_msg(strstr(r.msg, cases[i].msg), "'%s': message '%s'", cases[i].line,
 			      r.msg);
 	}
+}
+END_TEST
+
+/* Every keyword of `ip route get`, alone and together. */
+START_TEST(test_parse_flow)
+{
+	struct ctl_cmd c;
+	struct ctl_reply r;
+
+	ck_assert_int_eq(parse("lookup 192.0.2.1", &c, &r), 0);
+	ck_assert_uint_eq(c.seen, 0);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 oif v0", &c, &r), 0);
+	ck_assert_str_eq(c.oif, "v0");
+	ck_assert_uint_eq(c.seen, CTL_K_OIF);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 mark 0x10", &c, &r), 0);
+	ck_assert_uint_eq(c.mark, 16);
+	ck_assert_uint_eq(c.seen, CTL_K_MARK);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 mark 4294967295", &c, &r), 0);
+	ck_assert_uint_eq(c.mark, 4294967295u);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 dscp 46", &c, &r), 0);
+	ck_assert_uint_eq(c.tos, 46);
+	ck_assert_uint_eq(c.seen, CTL_K_DSCP);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 tos 0x10", &c, &r), 0);
+	ck_assert_uint_eq(c.tos, 16);
+	ck_assert_uint_eq(c.seen, CTL_K_TOS);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 ipproto tcp", &c, &r), 0);
+	ck_assert_uint_eq(c.ipproto, 6);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 ipproto udp", &c, &r), 0);
+	ck_assert_uint_eq(c.ipproto, 17);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 ipproto icmp", &c, &r), 0);
+	ck_assert_uint_eq(c.ipproto, 1);
+	ck_assert_int_eq(parse("lookup 2001:db8::1 ipproto ipv6-icmp", &c, &r), 0);
+	ck_assert_uint_eq(c.ipproto, 58);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 ipproto 47", &c, &r), 0);
+	ck_assert_uint_eq(c.ipproto, 47);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 sport 0 dport 65535", &c, &r), 0);
+	ck_assert_uint_eq(c.sport, 0);
+	ck_assert_uint_eq(c.dport, 65535);
+	ck_assert_uint_eq(c.seen, CTL_K_SPORT | CTL_K_DPORT);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 uid 1000", &c, &r), 0);
+	ck_assert_uint_eq(c.uid, 1000);
+	ck_assert_int_eq(parse("lookup 192.0.2.1 fibmatch", &c, &r), 0);
+	ck_assert_uint_eq(c.seen, CTL_K_FIBMATCH);
+	ck_assert_uint_eq(c.naddr, 1);
+	/* all of them, fibmatch between the address and the rest */
+	ck_assert_int_eq(parse("lookup 192.0.2.1 fibmatch from 10.0.0.1 iif v1 oif v0 mark 7 "
+			       "dscp 10 ipproto udp sport 53 dport 5353 uid 0 198.51.100.1",
+			       &c, &r),
+			 0);
+	ck_assert_uint_eq(c.naddr, 2);
+	ck_assert_uint_eq(c.seen, CTL_K_FROM | CTL_K_IIF | CTL_K_OIF | CTL_K_MARK | CTL_K_DSCP |
+					  CTL_K_IPPROTO | CTL_K_SPORT | CTL_K_DPORT | CTL_K_UID |
+					  CTL_K_FIBMATCH);
+	ck_assert_int_eq(c.has_src, 1);
+	ck_assert_str_eq(c.iif, "v1");
+	ck_assert_str_eq(c.oif, "v0");
+	ck_assert_uint_eq(c.mark, 7);
+	ck_assert_uint_eq(c.tos, 10);
+	ck_assert_uint_eq(c.ipproto, 17);
+	ck_assert_uint_eq(c.sport, 53);
+	ck_assert_uint_eq(c.dport, 5353);
+	ck_assert_uint_eq(c.uid, 0);
+	/* show rules [4|6] */
+	ck_assert_int_eq(parse("show rules", &c, &r), 0);
+	ck_assert_int_eq(c.op, CTL_SHOW_RULES);
+	ck_assert_int_eq(c.family, 0);
+	ck_assert_int_eq(parse("show rules 6", &c, &r), 0);
+	ck_assert_int_eq(c.family, AF_INET6);
+}
+END_TEST
+
+/* Each bad flow names its keyword and value. */
+START_TEST(test_parse_flow_bad)
+{
+	static const struct {
+		const char *line, *msg;
+	} cases[] = {
+		{ "lookup 192.0.2.1 mark x", "bad mark: x" },
+		{ "lookup 192.0.2.1 mark -1", "bad mark: -1" },
+		{ "lookup 192.0.2.1 mark 4294967296", "bad mark: 4294967296" },
+		{ "lookup 192.0.2.1 mark", "mark needs a value" },
+		{ "lookup 192.0.2.1 mark 1 mark 2", "duplicated keyword: mark" },
+		{ "lookup 192.0.2.1 fibmatch fibmatch", "duplicated keyword: fibmatch" },
+		{ "lookup 192.0.2.1 from 10.0.0.1 from 10.0.0.2", "duplicated keyword: from" },
+		{ "lookup 192.0.2.1 oif", "oif needs a value" },
+		{ "lookup 192.0.2.1 oif averyveryverylongname", "bad oif: averyveryverylongname" },
+		{ "lookup 192.0.2.1 dscp 64", "bad dscp: 64" },
+		{ "lookup 192.0.2.1 dscp ef", "bad dscp: ef" },
+		{ "lookup 192.0.2.1 tos 16 dscp 4", "tos and dscp: give one of them" },
+		{ "lookup 192.0.2.1 dscp 4 tos 16", "tos and dscp: give one of them" },
+		{ "lookup 192.0.2.1 ipproto tcpx", "bad ipproto: tcpx" },
+		{ "lookup 192.0.2.1 ipproto 256", "bad ipproto: 256" },
+		{ "lookup 192.0.2.1 sport 65536", "bad sport: 65536" },
+		{ "lookup 192.0.2.1 dport http", "bad dport: http" },
+		{ "lookup 192.0.2.1 dport", "dport needs a value" },
+		{ "lookup 192.0.2.1 uid 1e3", "bad uid: 1e3" },
+		{ "lookup 192.0.2.1 uid", "uid needs a value" },
+		{ "lookup mark 1", "usage: lookup" },
+		{ "lookup 192.0.2.1 nosuchkeyword 1", "bad address: nosuchkeyword" },
+	};
+	struct ctl_cmd c;
+	struct ctl_reply r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = parse(cases[i].line, &c, &r);
+
+		ck_assert_msg(rc == 400, "'%s': %d, expected 400", cases[i].line, rc);
+		ck_assert_msg(!strcmp(r.msg, cases[i].msg) ||
+				  (!strncmp(cases[i].msg, "usage", 5) && strstr(r.msg, cases[i].msg)),
+			      "'%s': message '%s', expected '%s'", cases[i].line, r.msg,
+			      cases[i].msg);
+	}
+	ck_assert_int_eq(parse("show rules 5", &c, &r), 400);
+	ck_assert_str_eq(r.msg, "usage: show rules [4|6]");
 }
 END_TEST
 
@@ -428,6 +542,8 @@ main(void)
 
 	tcase_add_test(tp, test_parse_good);
 	tcase_add_test(tp, test_parse_bad);
+	tcase_add_test(tp, test_parse_flow);
+	tcase_add_test(tp, test_parse_flow_bad);
 	tcase_add_test(tp, test_parse_limits);
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_add_test(ts, test_server_answers);

@@ -223,3 +223,10 @@ TESTS += tests/unit/mphash_test
 tests_unit_mphash_test_SOURCES = tests/unit/mphash_test.c
 tests_unit_mphash_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_mphash_test_LDADD = $(CHECK_LIBS)
+
+# The decision counters (daemon/decisions.c): slots, batches, threads.
+check_PROGRAMS += tests/unit/decisions_test
+TESTS += tests/unit/decisions_test
+tests_unit_decisions_test_SOURCES = tests/unit/decisions_test.c daemon/decisions.c
+tests_unit_decisions_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_decisions_test_LDADD = $(CHECK_LIBS) -lpthread
