@@ -393,6 +393,44 @@ lookup2_map_store(struct lookup2_map *m, const uint8_t *p, const uint8_t *end, u
 }
 
 /*
+ * Read the answer in m->buf (got bytes) to a batch of n flows: drop the
+ * records on a new epoch, store the new ones, copy ids and errors. 0,
+ * -EPROTO for an answer that does not add up or names an id without
+ * record, -ENOMEM, or -status of the daemon.
+ */
+static inline int
+lookup2_parse(struct lookup2_map *m, size_t got, unsigned n, uint32_t *ids, uint8_t *errs)
+{
+	const struct lookup_resp2 *r = (const struct lookup_resp2 *)m->buf;
+	const uint8_t *p = (const uint8_t *)m->buf;
+	size_t head = sizeof(*r) + n * 4 + ((n + 3) & ~3u);
+	int rc;
+
+	if (got < sizeof(*r) || r->magic != LOOKUP_MAGIC)
+		return -EPROTO;
+	if (r->status)
+		return -(int)r->status;
+	if (r->version != LOOKUP_VERSION2 || r->count != n || got < head || r->epoch == 0 ||
+	    r->nrec > n)
+		return -EPROTO;
+	if (r->epoch != m->epoch) {
+		for (uint32_t i = 0; i < m->cap; i++)
+			m->e[i].rec.id = 0;
+		if (m->epoch)
+			m->resets++;
+		m->epoch = r->epoch;
+	}
+	if ((rc = lookup2_map_store(m, p + head, p + got, r->nrec)) < 0)
+		return rc;
+	memcpy(ids, p + sizeof(*r), n * 4);
+	memcpy(errs, p + sizeof(*r) + n * 4, n);
+	for (unsigned i = 0; i < n; i++)
+		if (!lookup2_record(m, ids[i]))
+			return -EPROTO;
+	return 0;
+}
+
+/*
  * One version 2 batch: n (1..256) flows of family. On return ids[i] is
  * the record id of flow i's decision (lookup2_record(m, ids[i]) its
  * record, always there) and errs[i] its error (0 or the kernel's errno).
@@ -407,11 +445,7 @@ lookup2_query(int fd, int family, const struct lookup_flow *flows, unsigned n, u
 	struct lookup_req2 req;
 	struct iovec iov[2];
 	struct msghdr mh;
-	const struct lookup_resp2 *r = (const struct lookup_resp2 *)m->buf;
-	const uint8_t *p, *end;
-	size_t head;
 	ssize_t got;
-	int rc;
 
 	if (n == 0 || n > LOOKUP_BATCH_MAX)
 		return -EINVAL;
@@ -432,30 +466,7 @@ lookup2_query(int fd, int family, const struct lookup_flow *flows, unsigned n, u
 	got = recv(fd, m->buf, LOOKUP2_RESP_MAX, 0);
 	if (got < 0)
 		return -errno;
-	if ((size_t)got < sizeof(*r) || r->magic != LOOKUP_MAGIC)
-		return -EPROTO;
-	if (r->status)
-		return -(int)r->status;
-	head = sizeof(*r) + n * 4 + ((n + 3) & ~3u);
-	if (r->version != LOOKUP_VERSION2 || r->count != n || (size_t)got < head || r->epoch == 0)
-		return -EPROTO;
-	if (r->epoch != m->epoch) {
-		for (uint32_t i = 0; i < m->cap; i++)
-			m->e[i].rec.id = 0;
-		if (m->epoch)
-			m->resets++;
-		m->epoch = r->epoch;
-	}
-	p = (const uint8_t *)m->buf;
-	end = p + got;
-	if ((rc = lookup2_map_store(m, p + head, end, r->nrec)) < 0)
-		return rc;
-	memcpy(ids, p + sizeof(*r), n * 4);
-	memcpy(errs, p + sizeof(*r) + n * 4, n);
-	for (unsigned i = 0; i < n; i++)
-		if (!lookup2_record(m, ids[i]))
-			return -EPROTO;
-	return 0;
+	return lookup2_parse(m, (size_t)got, n, ids, errs);
 }
 
 #endif
