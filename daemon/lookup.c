@@ -54,6 +54,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -92,6 +93,13 @@ _Static_assert(LOOKUP_FLOW_SRC == FIB_FLOW_SRC && LOOKUP_FLOW_IIF == FIB_FLOW_II
 _Static_assert(LOOKUP_D_RULE == FIB_D_RULE && LOOKUP_D_SRC == FIB_D_SRC &&
 		       LOOKUP_D_ROUTE == FIB_D_ROUTE && !(LOOKUP_D_CUT & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)),
 	       "lookup_proto.h decision flags");
+#define LOOKUP_SAME(f) (offsetof(struct lookup_flow, f) == offsetof(struct fib_flow, f))
+_Static_assert(sizeof(struct lookup_flow) == sizeof(struct fib_flow) && LOOKUP_SAME(tos) &&
+		       LOOKUP_SAME(ipproto) && LOOKUP_SAME(flags) && LOOKUP_SAME(iif) &&
+		       LOOKUP_SAME(oif) && LOOKUP_SAME(mark) && LOOKUP_SAME(uid) &&
+		       LOOKUP_SAME(sport) && LOOKUP_SAME(dport) && LOOKUP_SAME(flowlabel) &&
+		       LOOKUP_SAME(dst) && LOOKUP_SAME(src) && offsetof(struct fib_flow, family) == 0,
+	       "struct lookup_flow is struct fib_flow on the wire");
 _Static_assert(sizeof(struct lookup_flow) == 60 && sizeof(struct lookup_rec) == 76 &&
 		       sizeof(struct lookup_resp2) == sizeof(struct lookup_resp) &&
 		       sizeof(struct lookup_req2) == 16,
@@ -99,14 +107,16 @@ _Static_assert(sizeof(struct lookup_flow) == 60 && sizeof(struct lookup_rec) == 
 
 /*
  * The interning key of a decision: what a record says, with the route's
- * interned attributes by pointer (the paths). Unused fields are zero, so
- * that equal decisions have equal keys. 56 bytes hashed, then the hash.
+ * interned attributes (struct fib_info: the paths) by pointer, unused
+ * fields zero, so that equal decisions have equal keys. Built in words
+ * (lookup_key_make), not byte by byte: the hash and the compare then read
+ * what was just written without a store-forwarding stall.
+ *
+ *   w[0] info   w[1] family type error plen path npaths flags tos (a byte each)
+ *   w[2] table | rule << 32   w[3..4] prefix   w[5..6] src
  */
 struct lookup_key {
-	const struct fib_info *info;
-	uint8_t family, type, error, plen, path, npaths, flags, tos;
-	uint32_t table, rule;
-	union fib_addr prefix, src;
+	uint64_t w[7];
 	uint32_t hash;
 	uint32_t pad;
 };
@@ -295,19 +305,8 @@ lookup_flow_get(const struct lookup_flow *w, int family, struct fib_flow *fl)
 	if (family == AF_INET &&
 	    (w->flowlabel || memcmp(w->dst + 4, zero, 12) != 0 || memcmp(w->src + 4, zero, 12) != 0))
 		return -EINVAL;
+	memcpy(fl, w, sizeof(*w)); /* the same layout: see the asserts above */
 	fl->family = (uint8_t)family;
-	fl->tos = w->tos;
-	fl->ipproto = w->ipproto;
-	fl->flags = (uint8_t)f;
-	fl->iif = w->iif;
-	fl->oif = w->oif;
-	fl->mark = w->mark;
-	fl->uid = w->uid;
-	fl->sport = w->sport;
-	fl->dport = w->dport;
-	fl->flowlabel = w->flowlabel;
-	memcpy(fl->dst.b, w->dst, 16);
-	memcpy(fl->src.b, w->src, 16);
 	return 0;
 }
 
@@ -391,18 +390,59 @@ lookup_conn_room(struct lookup_conn *c, unsigned n)
 	c->cap = cap;
 }
 
-static uint32_t
-lookup_key_hash(const struct lookup_key *k)
+/*
+ * The key of decision d. The hash: independent multiplies of the words
+ * (they overlap in the pipeline, a chain would not), then one finalizing
+ * mix. Not keyed: a client can only collide its own decisions, on its
+ * own connection.
+ */
+static inline void
+lookup_key_make(struct lookup_key *k, const struct fib_decision *d)
 {
-	uint64_t w[7], h = 0x9e3779b97f4a7c15ull;
+	static const uint64_t m[7] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
+				       0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
+				       0x27d4eb2f165667c5ull };
+	const struct fib_info *fi = (d->flags & FIB_D_ROUTE) ? d->info : NULL;
+	uint64_t np = fi ? fi->nh_count : 0, h = 0;
+	uint64_t path = fi && d->path < np ? d->path : 0;
+	uint64_t w[7];
 
-	memcpy(w, k, sizeof(w));
-	for (int i = 0; i < 7; i++) {
-		h ^= w[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
+	w[0] = (uintptr_t)fi;
+	w[1] = d->family | (uint64_t)d->type << 8 | (uint64_t)d->error << 16 |
+	       (uint64_t)(fi ? d->plen : 0) << 24 | path << 32 | np << 40 |
+	       (uint64_t)(d->flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)) << 48 |
+	       (uint64_t)(fi ? d->tos : 0) << 56;
+	w[2] = (fi ? d->table : 0) | (uint64_t)(d->flags & FIB_D_RULE ? d->rule : 0) << 32;
+	if (fi) {
+		memcpy(&w[3], d->prefix.b, 16);
+	} else {
+		w[3] = 0;
+		w[4] = 0;
 	}
-	return (uint32_t)h;
+	if (d->flags & FIB_D_SRC) {
+		memcpy(&w[5], d->src.b, 16);
+	} else {
+		w[5] = 0;
+		w[6] = 0;
+	}
+	for (int i = 0; i < 7; i++) {
+		k->w[i] = w[i];
+		h += (w[i] ^ (w[i] >> 29)) * m[i];
+	}
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	k->hash = (uint32_t)h;
+	k->pad = 0;
+}
+
+static inline int
+lookup_key_eq(const struct lookup_key *a, const struct lookup_key *b)
+{
+	return a->hash == b->hash && a->w[0] == b->w[0] && a->w[1] == b->w[1] &&
+	       a->w[2] == b->w[2] && a->w[3] == b->w[3] && a->w[4] == b->w[4] &&
+	       a->w[5] == b->w[5] && a->w[6] == b->w[6];
 }
 
 /* Fill rec (and the paths after it) from key k as id; returns its length. */
@@ -410,31 +450,32 @@ static size_t
 lookup_rec_fill(struct lookup_rec *rec, const struct lookup_key *k, uint32_t id)
 {
 	struct lookup_nh *nh = (struct lookup_nh *)(rec + 1);
-	const struct fib_info *fi = k->info;
+	const struct fib_info *fi = (const struct fib_info *)(uintptr_t)k->w[0];
+	uint64_t w1 = k->w[1];
 	unsigned np;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->id = id;
-	rec->family = k->family;
-	rec->type = k->type;
-	rec->error = k->error;
-	rec->plen = k->plen;
-	rec->flags = k->flags;
-	rec->path = k->path;
-	rec->npaths = k->npaths;
-	rec->tos = k->tos;
-	rec->table = k->table;
-	rec->rule = k->rule;
-	memcpy(rec->prefix, k->prefix.b, 16);
-	memcpy(rec->src, k->src.b, 16);
-	if (fi && k->path < fi->nh_count) {
-		const struct fib_nh *s = &fi->nh[k->path];
+	rec->family = (uint8_t)w1;
+	rec->type = (uint8_t)(w1 >> 8);
+	rec->error = (uint8_t)(w1 >> 16);
+	rec->plen = (uint8_t)(w1 >> 24);
+	rec->path = (uint8_t)(w1 >> 32);
+	rec->npaths = (uint8_t)(w1 >> 40);
+	rec->flags = (uint8_t)(w1 >> 48);
+	rec->tos = (uint8_t)(w1 >> 56);
+	rec->table = (uint32_t)k->w[2];
+	rec->rule = (uint32_t)(k->w[2] >> 32);
+	memcpy(rec->prefix, &k->w[3], 16);
+	memcpy(rec->src, &k->w[5], 16);
+	if (fi && rec->path < fi->nh_count) {
+		const struct fib_nh *s = &fi->nh[rec->path];
 
 		rec->ifindex = s->ifindex;
 		rec->gw_family = s->gw_family;
 		memcpy(rec->gateway, s->gw.b, 16);
 	}
-	if (k->npaths > LOOKUP_NH_MAX)
+	if (rec->npaths > LOOKUP_NH_MAX)
 		rec->flags |= LOOKUP_D_CUT;
 	np = lookup_rec_paths(rec);
 	for (unsigned j = 0; j < np; j++) {
@@ -528,32 +569,13 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 		struct lookup_slot *sl;
 		unsigned h;
 
-		memset(&k, 0, sizeof(k));
-		k.family = d->family;
-		k.type = d->type;
-		k.error = d->error;
-		k.flags = d->flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE);
-		if (d->flags & FIB_D_RULE)
-			k.rule = d->rule;
-		if (d->flags & FIB_D_SRC)
-			k.src = d->src;
-		if ((d->flags & FIB_D_ROUTE) && d->info) {
-			k.info = d->info;
-			k.plen = d->plen;
-			k.tos = d->tos;
-			k.table = d->table;
-			k.prefix = d->prefix;
-			k.npaths = d->info->nh_count;
-			k.path = d->path < k.npaths ? d->path : 0;
-		}
-		k.hash = lookup_key_hash(&k);
-		types[k.type < LOOKUP_TYPES ? k.type : 0]++;
-		errors += k.error != 0;
-		errs[i] = k.error;
+		lookup_key_make(&k, d);
+		types[d->type < LOOKUP_TYPES ? d->type : 0]++;
+		errors += d->error != 0;
+		errs[i] = d->error;
 		for (h = k.hash & mask;; h = (h + 1) & mask) {
 			sl = &c->slots[h];
-			if (sl->epoch != c->epoch || (c->keys[sl->id - 1].hash == k.hash &&
-						      !memcmp(&c->keys[sl->id - 1], &k, sizeof(k))))
+			if (sl->epoch != c->epoch || lookup_key_eq(&c->keys[sl->id - 1], &k))
 				break;
 		}
 		if (sl->epoch != c->epoch) {

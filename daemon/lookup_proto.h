@@ -250,11 +250,12 @@ struct lookup_req2 {
 	uint32_t id;      /* echoed in the answer */
 };
 
+/* The layout of libfib's struct fib_flow, the family's byte a pad. */
 struct lookup_flow {
+	uint8_t pad;      /* 0 */
 	uint8_t tos;      /* the kernel's tos byte, or a DSCP with LOOKUP_FLOW_DSCP */
 	uint8_t ipproto;  /* 0 any */
 	uint8_t flags;    /* LOOKUP_FLOW_* */
-	uint8_t pad;      /* 0 */
 	uint32_t iif, oif; /* ifindex; with LOOKUP_FLOW_IIF / _OIF, else 0 */
 	uint32_t mark;
 	uint32_t uid;     /* with LOOKUP_FLOW_UID, else 0 */

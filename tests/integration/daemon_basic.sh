@@ -124,7 +124,7 @@ M = 0x4c424946
 def req(ver, fam, flows):
     return struct.pack("<IHBBHHI", M, ver, fam, 0, len(flows), 0, 9) + b"".join(flows)
 def flow(dst, pad=0):
-    return struct.pack("<BBBBIIIIHHI", 0, 6, 0, pad, 0, 0, 0, 0, 1, 80, 0) + dst.ljust(16, b"\0") + bytes(16)
+    return struct.pack("<BBBBIIIIHHI", pad, 0, 6, 0, 0, 0, 0, 0, 1, 80, 0) + dst.ljust(16, b"\0") + bytes(16)
 def ask(m):
     s.send(m)
     a = s.recv(1 << 18)
