@@ -827,6 +827,24 @@ START_TEST(test_v2_epoch)
 	ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.plen, 26);
 	ck_assert_uint_eq(lookup2_record(&m, ids[63])->rec.plen, 24);
 	(void)id_before;
+	/* a policy change (a rule that changes no answer): a new epoch too */
+	{
+		struct fib_rule r;
+		uint32_t e2 = m.epoch;
+		uint64_t pgen = fib_policy_generation(fib);
+
+		fib_rule_init(&r, AF_INET);
+		r.action = FIB_RULE_TO_TBL;
+		r.table = 254;
+		r.priority = 100;
+		ck_assert_int_eq(fib_rule_add(fib, &r), 0);
+		ck_assert_int_eq(fib_policy_publish(fib), 0);
+		ck_assert_uint_ne(fib_policy_generation(fib), pgen);
+		ck_assert_uint_gt(check_query2(fd, &m, fl, 64), 0);
+		ck_assert_uint_ne(m.epoch, e2);
+		ck_assert_uint_eq(m.resets, 2);
+		ck_assert_uint_eq(check_query2(fd, &m, fl, 64), 0);
+	}
 	lookup2_map_free(&m);
 	close(fd);
 }
