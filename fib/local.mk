@@ -8,7 +8,10 @@ fib_libfib_la_SOURCES = \
 	fib/trie6.c \
 	fib/info.c \
 	fib/pool.c \
-	fib/reclaim.c
+	fib/reclaim.c \
+	fib/policy.c \
+	fib/resolve.c \
+	fib/mphash.c
 noinst_HEADERS += \
 	fib/rcu.h \
 	fib/trie.h \
@@ -17,9 +20,11 @@ noinst_HEADERS += \
 	fib/info.h \
 	fib/pool.h \
 	fib/reclaim.h \
-	fib/fib_priv.h
+	fib/fib_priv.h \
+	fib/policy_priv.h \
+	fib/mphash.h
 # Installed as <fib/fib.h>; daemon/local.mk adds <fib/lookup_proto.h>.
-fibinclude_HEADERS += fib/fib.h
+fibinclude_HEADERS += fib/fib.h fib/policy.h
 fib_libfib_la_CFLAGS = $(AM_CFLAGS) -O3
 fib_libfib_la_LIBADD = $(URCU_LIBS) -lpthread
 fib_libfib_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^(fib|flow)_'
