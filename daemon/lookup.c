@@ -290,20 +290,36 @@ lookup_answer1(struct lookup_thread *t, size_t len)
 	return sizeof(*r) + n * sizeof(*res) + nh_total * sizeof(*nh);
 }
 
+/* The OR of bytes from..15 (from 0 or 4) of a 16-byte address: two
+ * loads, where memcmp against zeros was a call per field. */
+static inline uint64_t
+lookup_addr_bits(const uint8_t *a, unsigned from)
+{
+	uint64_t lo, hi;
+	uint32_t mid;
+
+	memcpy(&hi, a + 8, 8);
+	if (from == 0) {
+		memcpy(&lo, a, 8);
+		return lo | hi;
+	}
+	memcpy(&mid, a + 4, 4);
+	return mid | hi;
+}
+
 /* Check one flow of family and convert it; 0 or -EINVAL. */
 static int
 lookup_flow_get(const struct lookup_flow *w, int family, struct fib_flow *fl)
 {
-	static const uint8_t zero[16];
 	unsigned f = w->flags;
 
 	if ((f & ~LOOKUP_FLOW_ALL) || w->pad || (!(f & LOOKUP_FLOW_IIF) != !w->iif) ||
 	    (!(f & LOOKUP_FLOW_OIF) != !w->oif) || (!(f & LOOKUP_FLOW_UID) && w->uid) ||
-	    (!(f & LOOKUP_FLOW_SRC) && memcmp(w->src, zero, 16) != 0) ||
+	    (!(f & LOOKUP_FLOW_SRC) && lookup_addr_bits(w->src, 0)) ||
 	    ((f & LOOKUP_FLOW_DSCP) && w->tos > 63) || w->flowlabel > 0xfffff)
 		return -EINVAL;
 	if (family == AF_INET &&
-	    (w->flowlabel || memcmp(w->dst + 4, zero, 12) != 0 || memcmp(w->src + 4, zero, 12) != 0))
+	    (w->flowlabel || lookup_addr_bits(w->dst, 4) || lookup_addr_bits(w->src, 4)))
 		return -EINVAL;
 	memcpy(fl, w, sizeof(*w)); /* the same layout: see the asserts above */
 	fl->family = (uint8_t)family;
