@@ -29,11 +29,32 @@
  * counts them in idle_closed. lookup_set_idle_timeout publishes a new
  * value with a bumped idle_gen; a thread that sees a new idle_gen gives
  * every client of its own a new period, as ctl.c does on a reload.
+ *
+ * Version 2 (lookup_proto.h): lookup_answer dispatches on the version.
+ * A batch of flows is checked whole, then resolved with one
+ * fib_resolve_batch_rcu in one read-side section. Records are interned
+ * per connection, not per thread or daemon: a connection lives on one
+ * thread, so its table (struct lookup_conn, made at its first version 2
+ * request, freed with it) needs no lock and no atomics, and ids stay
+ * small and dense, which lets the client keep an array. The key is the
+ * decision with the route's interned attributes (struct fib_info) by
+ * pointer: that pointer names the same paths only while the FIB
+ * generation has not moved (a change may free an info and a later one
+ * reuse its memory), so a moved FIB or policy generation, or an odd one
+ * (a change under way), starts a new epoch before the batch. The table
+ * starts at LOOKUP2_IDS_MIN records and doubles up to LOOKUP2_IDS_MAX
+ * (then a new epoch too); slots are stamped with their epoch, so a new
+ * epoch costs nothing. Per batch: no syscall but the recv and the send,
+ * no clock read, no lock; counters are added once a batch.
+ *
+ *   struct lookup_conn: keys[id - 1]  <- slots[hash & mask] {id, epoch}
+ *                       epoch, count, cap, fib_gen, policy_gen
  */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -48,6 +69,7 @@
 #include <unistd.h>
 
 #include "fib/fib.h"
+#include "fib/policy.h"
 #include "cache/flow.h"
 #include "daemon/listen.h"
 #include "daemon/lookup.h"
@@ -56,6 +78,70 @@
 #define LOOKUP_PAUSE_MIN_MS 100 /* listener pause when out of descriptors */
 #define LOOKUP_PAUSE_MAX_MS 1000
 #define LOOKUP_REFUSE_BATCH 64  /* clients refused through the spare a call */
+#define LOOKUP2_IDS_MIN 256     /* a connection's first record table */
+
+#define LOOKUP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define LOOKUP_REQ_BUF LOOKUP_MAX(LOOKUP_REQ_MAX, LOOKUP2_REQ_MAX)
+#define LOOKUP_RESP_BUF LOOKUP_MAX(LOOKUP_RESP_MAX, LOOKUP2_RESP_MAX)
+
+/* The wire's flow and decision flags are libfib's. */
+_Static_assert(LOOKUP_FLOW_SRC == FIB_FLOW_SRC && LOOKUP_FLOW_IIF == FIB_FLOW_IIF &&
+		       LOOKUP_FLOW_OIF == FIB_FLOW_OIF && LOOKUP_FLOW_UID == FIB_FLOW_UID &&
+		       LOOKUP_FLOW_FIBMATCH == FIB_FLOW_FIBMATCH &&
+		       LOOKUP_FLOW_DSCP == FIB_FLOW_DSCP,
+	       "lookup_proto.h flow flags");
+_Static_assert(LOOKUP_D_RULE == FIB_D_RULE && LOOKUP_D_SRC == FIB_D_SRC &&
+		       LOOKUP_D_ROUTE == FIB_D_ROUTE && !(LOOKUP_D_CUT & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)),
+	       "lookup_proto.h decision flags");
+#define LOOKUP_SAME(f) (offsetof(struct lookup_flow, f) == offsetof(struct fib_flow, f))
+_Static_assert(sizeof(struct lookup_flow) == sizeof(struct fib_flow) && LOOKUP_SAME(tos) &&
+		       LOOKUP_SAME(ipproto) && LOOKUP_SAME(flags) && LOOKUP_SAME(iif) &&
+		       LOOKUP_SAME(oif) && LOOKUP_SAME(mark) && LOOKUP_SAME(uid) &&
+		       LOOKUP_SAME(sport) && LOOKUP_SAME(dport) && LOOKUP_SAME(flowlabel) &&
+		       LOOKUP_SAME(dst) && LOOKUP_SAME(src) && offsetof(struct fib_flow, family) == 0,
+	       "struct lookup_flow is struct fib_flow on the wire");
+_Static_assert(sizeof(struct lookup_flow) == 60 && sizeof(struct lookup_rec) == 76 &&
+		       sizeof(struct lookup_resp2) == sizeof(struct lookup_resp) &&
+		       sizeof(struct lookup_req2) == 16,
+	       "lookup_proto.h sizes");
+
+/*
+ * The interning key of a decision: what a record says, with the route's
+ * interned attributes (struct fib_info: the paths) by pointer, unused
+ * fields zero, so that equal decisions have equal keys. Built in words
+ * (lookup_key_make), not byte by byte: the hash and the compare then read
+ * what was just written without a store-forwarding stall.
+ *
+ *   w[0] info   w[1] family type error plen path npaths flags tos (a byte each)
+ *   w[2] table | rule << 32   w[3..4] prefix   w[5..6] src
+ */
+struct lookup_key {
+	uint64_t w[7];
+	uint32_t hash;
+	uint32_t pad;
+};
+
+/* A slot of a connection's open-addressing index: live in its epoch only. */
+struct lookup_slot {
+	uint32_t id;
+	uint32_t epoch;
+};
+
+/*
+ * Version 2 state of one connection (lookup_proto.h, "Records and
+ * epochs"): keys[id - 1] for ids 1..count of the current epoch, and an
+ * index of 2 x cap slots (linear probing, load at most 1/2). A new epoch
+ * only bumps epoch and clears count: the slots stamped with an older
+ * epoch read as empty, nothing is cleared.
+ */
+struct lookup_conn {
+	uint64_t fib_gen, policy_gen; /* when the epoch's records were made */
+	uint32_t epoch;
+	uint32_t count;
+	uint32_t cap; /* LOOKUP2_IDS_MIN .. LOOKUP2_IDS_MAX, a power of 2 */
+	struct lookup_key *keys;
+	struct lookup_slot *slots;
+};
 
 struct lookup_thread {
 	struct lookup *l;
@@ -63,12 +149,15 @@ struct lookup_thread {
 	int started;
 	struct pollfd pfd[2 + LOOKUP_THREAD_CLIENTS]; /* listen, efd, clients */
 	int64_t last[LOOKUP_THREAD_CLIENTS]; /* ms of pfd[2 + i]'s last request */
+	struct lookup_conn *conn[LOOKUP_THREAD_CLIENTS]; /* pfd[2 + i]'s; NULL until v2 */
 	unsigned nclients;
-	uint64_t req_buf[LOOKUP_REQ_MAX / 8 + 1];
-	uint64_t resp_buf[LOOKUP_RESP_MAX / 8 + 1];
+	uint64_t req_buf[LOOKUP_REQ_BUF / 8 + 1];
+	uint64_t resp_buf[LOOKUP_RESP_BUF / 8 + 1];
 	uint32_t a4[LOOKUP_BATCH_MAX];
 	struct fib_result res[LOOKUP_BATCH_MAX];
 	struct flow_key keys[LOOKUP_BATCH_MAX];
+	struct fib_flow fl[LOOKUP_BATCH_MAX];
+	struct fib_decision dec[LOOKUP_BATCH_MAX];
 	struct lookup_stats st;
 	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
 	int64_t pause_until; /* ms: the listener is not polled before; 0 none */
@@ -98,11 +187,11 @@ struct lookup {
 };
 
 /*
- * Build the answer to one request; returns its length. The lookup hot
- * path: one function with named steps (doc/style.md, item 17).
+ * Build the answer to one version 1 request; returns its length. The
+ * lookup hot path: one function with named steps (doc/style.md, item 17).
  */
 static size_t
-lookup_answer(struct lookup_thread *t, size_t len)
+lookup_answer1(struct lookup_thread *t, size_t len)
 {
 	const struct lookup_req *q = (const struct lookup_req *)t->req_buf;
 	struct lookup_resp *r = (struct lookup_resp *)t->resp_buf;
@@ -114,11 +203,12 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	struct flow_cache *fc;
 	unsigned n;
 
-	/* Step 1: check the request header and size. */
+	/* Step 1: check the request header and size (magic and version:
+	 * lookup_answer). */
 	memset(r, 0, sizeof(*r));
 	r->magic = LOOKUP_MAGIC;
 	r->version = LOOKUP_VERSION;
-	if (len < sizeof(*q) || q->magic != LOOKUP_MAGIC || q->version != LOOKUP_VERSION) {
+	if (len < sizeof(*q)) {
 		r->status = EPROTONOSUPPORT;
 		return sizeof(*r);
 	}
@@ -200,6 +290,361 @@ lookup_answer(struct lookup_thread *t, size_t len)
 	return sizeof(*r) + n * sizeof(*res) + nh_total * sizeof(*nh);
 }
 
+/* The OR of bytes from..15 (from 0 or 4) of a 16-byte address: two
+ * loads, where memcmp against zeros was a call per field. */
+static inline uint64_t
+lookup_addr_bits(const uint8_t *a, unsigned from)
+{
+	uint64_t lo, hi;
+	uint32_t mid;
+
+	memcpy(&hi, a + 8, 8);
+	if (from == 0) {
+		memcpy(&lo, a, 8);
+		return lo | hi;
+	}
+	memcpy(&mid, a + 4, 4);
+	return mid | hi;
+}
+
+/* Check one flow of family and convert it; 0 or -EINVAL. */
+static int
+lookup_flow_get(const struct lookup_flow *w, int family, struct fib_flow *fl)
+{
+	unsigned f = w->flags;
+
+	if ((f & ~LOOKUP_FLOW_ALL) || w->pad || (!(f & LOOKUP_FLOW_IIF) != !w->iif) ||
+	    (!(f & LOOKUP_FLOW_OIF) != !w->oif) || (!(f & LOOKUP_FLOW_UID) && w->uid) ||
+	    (!(f & LOOKUP_FLOW_SRC) && lookup_addr_bits(w->src, 0)) ||
+	    ((f & LOOKUP_FLOW_DSCP) && w->tos > 63) || w->flowlabel > 0xfffff)
+		return -EINVAL;
+	if (family == AF_INET &&
+	    (w->flowlabel || lookup_addr_bits(w->dst, 4) || lookup_addr_bits(w->src, 4)))
+		return -EINVAL;
+	memcpy(fl, w, sizeof(*w)); /* the same layout: see the asserts above */
+	fl->family = (uint8_t)family;
+	return 0;
+}
+
+/* A connection's first version 2 request: its state. NULL: no memory. */
+static struct lookup_conn *
+lookup_conn_new(void)
+{
+	struct lookup_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cap = LOOKUP2_IDS_MIN;
+	c->keys = malloc(c->cap * sizeof(*c->keys));
+	c->slots = calloc(2 * c->cap, sizeof(*c->slots));
+	if (!c->keys || !c->slots) {
+		free(c->keys);
+		free(c->slots);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void
+lookup_conn_free(struct lookup_conn *c)
+{
+	if (!c)
+		return;
+	free(c->keys);
+	free(c->slots);
+	free(c);
+}
+
+/* A new epoch: no record sent, ids from 1 again. */
+static void
+lookup_conn_reset(struct lookup_conn *c)
+{
+	c->count = 0;
+	if (++c->epoch == 0) {
+		/* After 2^32 epochs a slot's stamp could look current again. */
+		memset(c->slots, 0, 2 * c->cap * sizeof(*c->slots));
+		c->epoch = 1;
+	}
+}
+
+/*
+ * Room for n more records: grow (double) while below LOOKUP2_IDS_MAX,
+ * else start a new epoch. The index is rebuilt from keys[], which keeps
+ * the ids. A failed allocation also starts a new epoch.
+ */
+static void
+lookup_conn_room(struct lookup_conn *c, unsigned n)
+{
+	uint32_t cap = c->cap * 2, mask = 2 * cap - 1;
+	struct lookup_key *keys;
+	struct lookup_slot *slots;
+
+	if (c->count + n <= c->cap)
+		return;
+	if (cap > LOOKUP2_IDS_MAX || !(slots = calloc(2 * cap, sizeof(*slots)))) {
+		lookup_conn_reset(c);
+		return;
+	}
+	keys = realloc(c->keys, cap * sizeof(*keys));
+	if (!keys) {
+		free(slots);
+		lookup_conn_reset(c);
+		return;
+	}
+	for (uint32_t id = 1; id <= c->count; id++) {
+		uint32_t h = keys[id - 1].hash & mask;
+
+		while (slots[h].epoch == c->epoch)
+			h = (h + 1) & mask;
+		slots[h].id = id;
+		slots[h].epoch = c->epoch;
+	}
+	free(c->slots);
+	c->keys = keys;
+	c->slots = slots;
+	c->cap = cap;
+}
+
+/*
+ * The key of decision d. The hash: independent multiplies of the words
+ * (they overlap in the pipeline, a chain would not), then one finalizing
+ * mix. Not keyed: a client can only collide its own decisions, on its
+ * own connection.
+ */
+static inline void
+lookup_key_make(struct lookup_key *k, const struct fib_decision *d)
+{
+	static const uint64_t m[7] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
+				       0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
+				       0x27d4eb2f165667c5ull };
+	const struct fib_info *fi = (d->flags & FIB_D_ROUTE) ? d->info : NULL;
+	uint64_t np = fi ? fi->nh_count : 0, h = 0;
+	uint64_t path = fi && d->path < np ? d->path : 0;
+	uint64_t w[7];
+
+	w[0] = (uintptr_t)fi;
+	w[1] = d->family | (uint64_t)d->type << 8 | (uint64_t)d->error << 16 |
+	       (uint64_t)(fi ? d->plen : 0) << 24 | path << 32 | np << 40 |
+	       (uint64_t)(d->flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)) << 48 |
+	       (uint64_t)(fi ? d->tos : 0) << 56;
+	w[2] = (fi ? d->table : 0) | (uint64_t)(d->flags & FIB_D_RULE ? d->rule : 0) << 32;
+	if (fi) {
+		memcpy(&w[3], d->prefix.b, 16);
+	} else {
+		w[3] = 0;
+		w[4] = 0;
+	}
+	if (d->flags & FIB_D_SRC) {
+		memcpy(&w[5], d->src.b, 16);
+	} else {
+		w[5] = 0;
+		w[6] = 0;
+	}
+	for (int i = 0; i < 7; i++) {
+		k->w[i] = w[i];
+		h += (w[i] ^ (w[i] >> 29)) * m[i];
+	}
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	k->hash = (uint32_t)h;
+	k->pad = 0;
+}
+
+static inline int
+lookup_key_eq(const struct lookup_key *a, const struct lookup_key *b)
+{
+	return a->hash == b->hash && a->w[0] == b->w[0] && a->w[1] == b->w[1] &&
+	       a->w[2] == b->w[2] && a->w[3] == b->w[3] && a->w[4] == b->w[4] &&
+	       a->w[5] == b->w[5] && a->w[6] == b->w[6];
+}
+
+/* Fill rec (and the paths after it) from key k as id; returns its length. */
+static size_t
+lookup_rec_fill(struct lookup_rec *rec, const struct lookup_key *k, uint32_t id)
+{
+	struct lookup_nh *nh = (struct lookup_nh *)(rec + 1);
+	const struct fib_info *fi = (const struct fib_info *)(uintptr_t)k->w[0];
+	uint64_t w1 = k->w[1];
+	unsigned np;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->id = id;
+	rec->family = (uint8_t)w1;
+	rec->type = (uint8_t)(w1 >> 8);
+	rec->error = (uint8_t)(w1 >> 16);
+	rec->plen = (uint8_t)(w1 >> 24);
+	rec->path = (uint8_t)(w1 >> 32);
+	rec->npaths = (uint8_t)(w1 >> 40);
+	rec->flags = (uint8_t)(w1 >> 48);
+	rec->tos = (uint8_t)(w1 >> 56);
+	rec->table = (uint32_t)k->w[2];
+	rec->rule = (uint32_t)(k->w[2] >> 32);
+	memcpy(rec->prefix, &k->w[3], 16);
+	memcpy(rec->src, &k->w[5], 16);
+	if (fi && rec->path < fi->nh_count) {
+		const struct fib_nh *s = &fi->nh[rec->path];
+
+		rec->ifindex = s->ifindex;
+		rec->gw_family = s->gw_family;
+		memcpy(rec->gateway, s->gw.b, 16);
+	}
+	if (rec->npaths > LOOKUP_NH_MAX)
+		rec->flags |= LOOKUP_D_CUT;
+	np = lookup_rec_paths(rec);
+	for (unsigned j = 0; j < np; j++) {
+		const struct fib_nh *s = &fi->nh[j];
+
+		nh[j].ifindex = s->ifindex;
+		nh[j].gw_family = s->gw_family;
+		nh[j].flags = s->flags;
+		nh[j].weight = s->weight;
+		memcpy(nh[j].gw, s->gw.b, 16);
+	}
+	return sizeof(*rec) + np * sizeof(*nh);
+}
+
+/*
+ * Build the answer to one version 2 request for the connection *cp
+ * (created here on its first request); returns its length. The hot path
+ * of version 2: no allocation but a connection's first request and the
+ * rare doubling of its record table, one read-side section, one
+ * fib_resolve_batch_rcu.
+ */
+static size_t
+lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
+{
+	const struct lookup_req2 *q = (const struct lookup_req2 *)t->req_buf;
+	const struct lookup_flow *w = (const struct lookup_flow *)(q + 1);
+	struct lookup_resp2 *r = (struct lookup_resp2 *)t->resp_buf;
+	uint32_t *ids = (uint32_t *)(r + 1);
+	uint8_t *errs, *out;
+	uint64_t types[LOOKUP_TYPES] = { 0 }, errors = 0, fresh = 0;
+	struct lookup_conn *c;
+	uint64_t fgen, pgen;
+	uint32_t epoch0;
+	unsigned n, mask;
+
+	/* Step 1: check the header, the size and every flow. */
+	memset(r, 0, sizeof(*r));
+	r->magic = LOOKUP_MAGIC;
+	r->version = LOOKUP_VERSION2;
+	if (len < sizeof(*q)) {
+		r->status = EINVAL;
+		return sizeof(*r);
+	}
+	r->id = q->id;
+	r->family = q->family;
+	if (q->family != AF_INET && q->family != AF_INET6) {
+		r->status = EAFNOSUPPORT;
+		return sizeof(*r);
+	}
+	n = q->count;
+	if (n == 0 || n > LOOKUP_BATCH_MAX || q->flags || q->pad ||
+	    len != sizeof(*q) + n * sizeof(*w)) {
+		r->status = EINVAL;
+		return sizeof(*r);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (lookup_flow_get(&w[i], q->family, &t->fl[i]) < 0) {
+			r->status = EINVAL;
+			return sizeof(*r);
+		}
+	if (!*cp && !(*cp = lookup_conn_new())) {
+		r->status = ENOMEM;
+		return sizeof(*r);
+	}
+	c = *cp;
+	epoch0 = c->epoch;
+	lookup_conn_room(c, n);
+	errs = (uint8_t *)(ids + n);
+	out = errs + ((n + 3) & ~3u);
+	memset(errs + n, 0, (size_t)(out - errs) - n);
+
+	/* Step 2: a new epoch if the FIB or the policy changed since the
+	 * records were made (or a change is under way: the generation is
+	 * odd), then the batch. */
+	fib_read_lock();
+	fgen = fib_generation(t->l->fib);
+	pgen = fib_policy_generation(t->l->fib);
+	if (c->epoch == 0 || fgen != c->fib_gen || pgen != c->policy_gen || (fgen & 1)) {
+		if (c->epoch == 0 || c->count)
+			lookup_conn_reset(c);
+		c->fib_gen = fgen;
+		c->policy_gen = pgen;
+	}
+	fib_resolve_batch_rcu(t->l->fib, t->fl, t->dec, n);
+
+	/* Step 3: each decision to its id, the new ones to records. */
+	mask = 2 * c->cap - 1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct fib_decision *d = &t->dec[i];
+		struct lookup_key k;
+		struct lookup_slot *sl;
+		unsigned h;
+
+		lookup_key_make(&k, d);
+		types[d->type < LOOKUP_TYPES ? d->type : 0]++;
+		errors += d->error != 0;
+		errs[i] = d->error;
+		for (h = k.hash & mask;; h = (h + 1) & mask) {
+			sl = &c->slots[h];
+			if (sl->epoch != c->epoch || lookup_key_eq(&c->keys[sl->id - 1], &k))
+				break;
+		}
+		if (sl->epoch != c->epoch) {
+			/* New in this epoch: lookup_conn_room left room. */
+			sl->id = ++c->count;
+			sl->epoch = c->epoch;
+			c->keys[sl->id - 1] = k;
+			out += lookup_rec_fill((struct lookup_rec *)out, &k, sl->id);
+			fresh++;
+		}
+		ids[i] = sl->id;
+	}
+	r->generation = fgen;
+	fib_read_unlock();
+	r->count = (uint16_t)n;
+	r->epoch = c->epoch;
+	r->nrec = (uint32_t)fresh;
+	r->flags = __atomic_load_n(&t->l->ready, __ATOMIC_RELAXED) ? LOOKUP_F_READY : 0;
+
+	/* Step 4: the counters, once a batch (this thread writes them alone). */
+	for (unsigned k = 0; k < LOOKUP_TYPES; k++)
+		if (types[k])
+			__atomic_store_n(&t->st.decisions[k], t->st.decisions[k] + types[k],
+					 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->st.flows, t->st.flows + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->st.decision_errors, t->st.decision_errors + errors, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->st.records, t->st.records + fresh, __ATOMIC_RELAXED);
+	if (c->epoch != epoch0)
+		__atomic_store_n(&t->st.epochs, t->st.epochs + 1, __ATOMIC_RELAXED);
+	return (size_t)(out - (uint8_t *)r);
+}
+
+/*
+ * Answer one request of either version; returns the answer's length.
+ * *cp is the connection's version 2 state.
+ */
+static size_t
+lookup_answer(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
+{
+	const struct lookup_req *q = (const struct lookup_req *)t->req_buf;
+	struct lookup_resp *r = (struct lookup_resp *)t->resp_buf;
+
+	if (len >= 6 && q->magic == LOOKUP_MAGIC && q->version == LOOKUP_VERSION)
+		return lookup_answer1(t, len);
+	if (len >= 6 && q->magic == LOOKUP_MAGIC && q->version == LOOKUP_VERSION2)
+		return lookup_answer2(t, cp, len);
+	memset(r, 0, sizeof(*r));
+	r->magic = LOOKUP_MAGIC;
+	r->version = LOOKUP_VERSION2; /* the newest this server speaks */
+	r->status = EPROTONOSUPPORT;
+	return sizeof(*r);
+}
+
 static int64_t
 lookup_now(void)
 {
@@ -270,8 +715,11 @@ static void
 lookup_drop(struct lookup_thread *t, unsigned i)
 {
 	close(t->pfd[i].fd);
+	lookup_conn_free(t->conn[i - 2]);
 	t->pfd[i] = t->pfd[2 + t->nclients - 1];
 	t->last[i - 2] = t->last[t->nclients - 1];
+	t->conn[i - 2] = t->conn[t->nclients - 1];
+	t->conn[t->nclients - 1] = NULL;
 	t->nclients--;
 }
 
@@ -393,7 +841,7 @@ lookup_thread_main(void *arg)
 				continue;
 			}
 			t->last[i - 2] = now; /* a request: alive */
-			out = (ssize_t)lookup_answer(t, (size_t)len);
+			out = (ssize_t)lookup_answer(t, &t->conn[i - 2], (size_t)len);
 			__atomic_fetch_add(&t->st.requests, 1, __ATOMIC_RELAXED);
 			if (((struct lookup_resp *)t->resp_buf)->status)
 				__atomic_fetch_add(&t->st.errors, 1, __ATOMIC_RELAXED);
@@ -480,8 +928,10 @@ lookup_free(struct lookup *l)
 	for (unsigned i = 0; i < l->nthreads; i++)
 		if (l->t[i].started) {
 			pthread_join(l->t[i].tid, NULL);
-			for (unsigned k = 0; k < l->t[i].nclients; k++)
+			for (unsigned k = 0; k < l->t[i].nclients; k++) {
 				close(l->t[i].pfd[2 + k].fd);
+				lookup_conn_free(l->t[i].conn[k]);
+			}
 		}
 	free(l->t);
 	listen_unix_close(l->lfd, l->path);
@@ -529,6 +979,12 @@ lookup_stats(const struct lookup *l, struct lookup_stats *st)
 		st->clients += __atomic_load_n(&s->clients, __ATOMIC_RELAXED);
 		st->dropped += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
 		st->idle_closed += __atomic_load_n(&s->idle_closed, __ATOMIC_RELAXED);
+		st->flows += __atomic_load_n(&s->flows, __ATOMIC_RELAXED);
+		st->decision_errors += __atomic_load_n(&s->decision_errors, __ATOMIC_RELAXED);
+		st->records += __atomic_load_n(&s->records, __ATOMIC_RELAXED);
+		st->epochs += __atomic_load_n(&s->epochs, __ATOMIC_RELAXED);
+		for (unsigned k = 0; k < LOOKUP_TYPES; k++)
+			st->decisions[k] += __atomic_load_n(&s->decisions[k], __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock((pthread_mutex_t *)&l->starve_lock);
 	st->refused_fds = l->refused_fds;

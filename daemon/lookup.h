@@ -15,6 +15,8 @@
  *   listen fd ──accept──> thread k: poll(listen, efd, clients...)
  *                              recv -> fib_lookup{4,6}_batch_rcu -> send
  *                                      (or flow_lookup_batch_rcu)
+ *                                   v2: fib_resolve_batch_rcu -> record ids
+ *                                       + records new to the connection
  */
 #ifndef DAEMON_LOOKUP_H
 #define DAEMON_LOOKUP_H
@@ -62,9 +64,16 @@ void lookup_set_idle_timeout(struct lookup *l, unsigned ms);
  * seconds: the watchdog's check. Context: any. */
 int lookup_alive(const struct lookup *l, unsigned max_age);
 
+#define LOOKUP_TYPES 16 /* decisions[] by enum fib_type; other types count as 0 */
+
 struct lookup_stats {
-	uint64_t requests;
-	uint64_t addresses;
+	uint64_t requests;  /* of both versions */
+	uint64_t addresses; /* version 1 */
+	uint64_t flows;     /* version 2 */
+	uint64_t decisions[LOOKUP_TYPES]; /* version 2 answers by route type, 0: no route */
+	uint64_t decision_errors; /* version 2 answers with the kernel's errno */
+	uint64_t records;   /* version 2 records sent */
+	uint64_t epochs;    /* version 2 record epochs begun (a connection's first included) */
 	uint64_t errors;
 	uint64_t clients;  /* accepted, total */
 	uint64_t dropped;  /* disconnected: socket full */

@@ -26,8 +26,48 @@
  * Served by the daemon's lookup threads (RCU readers): one request costs
  * one recv, a batched trie lookup (fib_lookup4_batch_rcu) and one send.
  *
+ * Version 2: flows in, decisions by reference out (doc/decisions.md,
+ * section 6). The version field sits at the same offset in both headers,
+ * and both answers share their first 16 bytes (magic, version, family,
+ * status, id, count, flags), so one socket serves both, request by
+ * request.
+ *
+ *   request  = struct lookup_req2 + count struct lookup_flow (60 bytes)
+ *   answer   = struct lookup_resp2
+ *              + count uint32_t record ids
+ *              + count uint8_t errors (0 or the kernel's errno), padded to 4
+ *              + nrec records: struct lookup_rec, then its paths
+ *                (lookup_rec_paths(rec) struct lookup_nh)
+ *
+ * A flow is what `ip route get` takes (struct fib_flow of fib/policy.h):
+ * the addresses are 16 bytes whatever the family (IPv4 in the first 4,
+ * the rest zero), ports and flow label in host order, iif/oif as ifindex.
+ * A field whose LOOKUP_FLOW_* flag is clear must be 0, and so must the
+ * pad and an IPv4 flow's flow label: anything else makes the whole
+ * request EINVAL. A record is a decision: the kernel's error or route
+ * type, the table and rule that decided, the matched prefix, the source
+ * address, the chosen path and the route's paths. errors[i] repeats the
+ * error of record ids[i], for clients that only ask "routable?".
+ *
+ * Records and epochs: record ids are local to a connection. The server
+ * numbers the distinct decisions it answers on a connection 1, 2, 3, ...
+ * and sends each record once, in the first answer that uses it; later
+ * answers carry only the id. An answer's ids all name records of its
+ * epoch, sent in it or in an earlier answer of the same epoch. A new
+ * epoch starts, and the numbering with it, whenever the FIB or policy
+ * generation moved since the last request (a record names a route's
+ * interned attributes, which a change may free and reuse), or when the
+ * connection has LOOKUP2_IDS_MAX records: a client that sees a new epoch
+ * drops every record it holds. Ids never exceed LOOKUP2_IDS_MAX, so a
+ * client keeps its records in an array indexed by id. The records of a
+ * connection are only known to a map that read every version 2 answer
+ * on it: one map per connection, and no answer read past it.
+ *
  * The client API below is header-only (static inline): connect, query,
- * close. Context: any; one connection per thread.
+ * close; for version 2 lookup2_map_init, lookup2_query, lookup2_record
+ * and lookup2_map_free (the map holds the records and the receive
+ * buffer). Context: any; one connection per thread, one map per
+ * connection.
  *
  * It lives beside the code that serves it (daemon/lookup.c) and installs
  * as $(includedir)/fib/lookup_proto.h: clients #include <fib/lookup_proto.h>.
@@ -38,6 +78,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -45,6 +86,7 @@
 
 #define LOOKUP_MAGIC 0x4c424946u /* "FIBL" */
 #define LOOKUP_VERSION 1
+#define LOOKUP_VERSION2 2
 #define LOOKUP_BATCH_MAX 256
 #define LOOKUP_NH_MAX 16
 #define LOOKUP_SOCKET "/run/fibd/lookup.sock"
@@ -176,6 +218,256 @@ lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsig
 	*res = (const struct lookup_result *)(r + 1);
 	*nh = (const struct lookup_nh *)(*res + r->count);
 	return 0;
+}
+
+
+/* Version 2. */
+
+#define LOOKUP2_IDS_MAX 8192 /* records a connection holds in one epoch */
+
+/* lookup_flow.flags: which optional fields are given (as FIB_FLOW_*). */
+#define LOOKUP_FLOW_SRC 0x01      /* src: `from` */
+#define LOOKUP_FLOW_IIF 0x02      /* iif: an input (forwarded) flow */
+#define LOOKUP_FLOW_OIF 0x04
+#define LOOKUP_FLOW_UID 0x08
+#define LOOKUP_FLOW_FIBMATCH 0x10 /* the matched route only (`fibmatch`) */
+#define LOOKUP_FLOW_DSCP 0x20     /* tos holds a DSCP (`dscp`), not a TOS */
+#define LOOKUP_FLOW_ALL 0x3f
+
+/* lookup_rec.flags (as FIB_D_*), and LOOKUP_D_CUT. */
+#define LOOKUP_D_RULE 0x01  /* rule holds the deciding rule's priority */
+#define LOOKUP_D_SRC 0x02   /* src holds the preferred source */
+#define LOOKUP_D_ROUTE 0x04 /* a route matched: prefix, plen, table, paths */
+#define LOOKUP_D_CUT 0x80   /* more than LOOKUP_NH_MAX paths: the list is cut */
+
+struct lookup_req2 {
+	uint32_t magic;   /* LOOKUP_MAGIC */
+	uint16_t version; /* LOOKUP_VERSION2 */
+	uint8_t family;   /* AF_INET or AF_INET6: every flow's */
+	uint8_t flags;    /* 0 */
+	uint16_t count;   /* 1..LOOKUP_BATCH_MAX flows follow */
+	uint16_t pad;     /* 0 */
+	uint32_t id;      /* echoed in the answer */
+};
+
+/* The layout of libfib's struct fib_flow, the family's byte a pad. */
+struct lookup_flow {
+	uint8_t pad;      /* 0 */
+	uint8_t tos;      /* the kernel's tos byte, or a DSCP with LOOKUP_FLOW_DSCP */
+	uint8_t ipproto;  /* 0 any */
+	uint8_t flags;    /* LOOKUP_FLOW_* */
+	uint32_t iif, oif; /* ifindex; with LOOKUP_FLOW_IIF / _OIF, else 0 */
+	uint32_t mark;
+	uint32_t uid;     /* with LOOKUP_FLOW_UID, else 0 */
+	uint16_t sport, dport; /* host order */
+	uint32_t flowlabel;    /* IPv6, host order, 20 bits; IPv4: 0 */
+	uint8_t dst[16];  /* network order; IPv4 in the first 4 bytes */
+	uint8_t src[16];  /* with LOOKUP_FLOW_SRC, else zero */
+};
+
+/* The same first 16 bytes as struct lookup_resp. */
+struct lookup_resp2 {
+	uint32_t magic;
+	uint16_t version; /* LOOKUP_VERSION2; an EPROTONOSUPPORT answer: the newest the server speaks */
+	uint8_t family;
+	uint8_t status;   /* 0 or a positive errno */
+	uint32_t id;
+	uint16_t count;   /* ids (and errors) */
+	uint16_t flags;   /* LOOKUP_F_* */
+	uint32_t epoch;   /* of the ids and records; a new one: drop every record */
+	uint32_t nrec;    /* records in this answer */
+	uint64_t generation; /* fib_generation() when answered */
+};
+
+/* One decision; lookup_rec_paths(rec) struct lookup_nh follow it. */
+struct lookup_rec {
+	uint32_t id;      /* 1..LOOKUP2_IDS_MAX */
+	uint8_t family;
+	uint8_t type;     /* enum fib_type of the matched route (RTN_*); 0 none */
+	uint8_t error;    /* 0, ENETUNREACH, EHOSTUNREACH, EACCES, EINVAL */
+	uint8_t plen;     /* of prefix */
+	uint8_t flags;    /* LOOKUP_D_* */
+	uint8_t path;     /* index of the chosen path among the route's */
+	uint8_t npaths;   /* the route's paths */
+	uint8_t tos;      /* of the matched route */
+	uint8_t gw_family; /* of gateway; 0: none */
+	uint8_t pad[3];
+	uint32_t table;   /* with LOOKUP_D_ROUTE */
+	uint32_t rule;    /* priority of the deciding rule, with LOOKUP_D_RULE */
+	uint32_t ifindex; /* the chosen path's device; 0 none */
+	uint8_t prefix[16], src[16], gateway[16]; /* network order */
+};
+
+/* Paths that follow rec: a multipath route's (at most LOOKUP_NH_MAX), 0
+ * for one path or none (gateway and ifindex say it all). */
+static inline unsigned
+lookup_rec_paths(const struct lookup_rec *rec)
+{
+	if (rec->npaths < 2)
+		return 0;
+	return rec->npaths > LOOKUP_NH_MAX ? LOOKUP_NH_MAX : rec->npaths;
+}
+
+#define LOOKUP2_REQ_MAX (sizeof(struct lookup_req2) + LOOKUP_BATCH_MAX * sizeof(struct lookup_flow))
+#define LOOKUP2_RESP_MAX                                                     \
+	(sizeof(struct lookup_resp2) + LOOKUP_BATCH_MAX * (4 + 1) +            \
+	 LOOKUP_BATCH_MAX * (sizeof(struct lookup_rec) + LOOKUP_NH_MAX * sizeof(struct lookup_nh)))
+
+/* A record as the client keeps it: the decision and its paths. */
+struct lookup2_entry {
+	struct lookup_rec rec; /* rec.id 0: no record for this id */
+	struct lookup_nh nh[LOOKUP_NH_MAX];
+};
+
+/* The client's records of one connection, indexed by id, and its buffer. */
+struct lookup2_map {
+	uint32_t epoch;   /* 0: none yet */
+	uint32_t cap;     /* entries in e[] (ids 0..cap-1) */
+	struct lookup2_entry *e;
+	uint64_t *buf;    /* LOOKUP2_RESP_MAX bytes */
+	uint32_t resets;  /* epochs seen change (records dropped) */
+	uint32_t records; /* records received, total */
+};
+
+/* Context: owner (of m). lookup2_map_init returns 0 or -ENOMEM. */
+static inline int
+lookup2_map_init(struct lookup2_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->buf = (uint64_t *)malloc(LOOKUP2_RESP_MAX);
+	return m->buf ? 0 : -ENOMEM;
+}
+
+static inline void
+lookup2_map_free(struct lookup2_map *m)
+{
+	free(m->e);
+	free(m->buf);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The record of id, NULL when the map has none. Context: owner (of m). */
+static inline const struct lookup2_entry *
+lookup2_record(const struct lookup2_map *m, uint32_t id)
+{
+	if (id == 0 || id >= m->cap || m->e[id].rec.id != id)
+		return NULL;
+	return &m->e[id];
+}
+
+/* Store the records of an answer (nrec of them in p..end); -EPROTO if
+ * they do not fit in it exactly, -ENOMEM. */
+static inline int
+lookup2_map_store(struct lookup2_map *m, const uint8_t *p, const uint8_t *end, uint32_t nrec)
+{
+	for (uint32_t k = 0; k < nrec; k++) {
+		struct lookup_rec rec;
+		unsigned np;
+
+		if ((size_t)(end - p) < sizeof(rec))
+			return -EPROTO;
+		memcpy(&rec, p, sizeof(rec));
+		p += sizeof(rec);
+		np = lookup_rec_paths(&rec);
+		if (rec.id == 0 || rec.id > LOOKUP2_IDS_MAX ||
+		    (size_t)(end - p) < np * sizeof(struct lookup_nh))
+			return -EPROTO;
+		if (rec.id >= m->cap) {
+			uint32_t cap = m->cap ? m->cap : 64;
+			struct lookup2_entry *e;
+
+			while (cap <= rec.id)
+				cap *= 2;
+			e = (struct lookup2_entry *)realloc(m->e, cap * sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			memset(e + m->cap, 0, (cap - m->cap) * sizeof(*e));
+			m->e = e;
+			m->cap = cap;
+		}
+		m->e[rec.id].rec = rec;
+		memcpy(m->e[rec.id].nh, p, np * sizeof(struct lookup_nh));
+		p += np * sizeof(struct lookup_nh);
+		m->records++;
+	}
+	return p == end ? 0 : -EPROTO;
+}
+
+/*
+ * Read the answer in m->buf (got bytes) to a batch of n flows: drop the
+ * records on a new epoch, store the new ones, copy ids and errors. 0,
+ * -EPROTO for an answer that does not add up or names an id without
+ * record, -ENOMEM, or -status of the daemon.
+ */
+static inline int
+lookup2_parse(struct lookup2_map *m, size_t got, unsigned n, uint32_t *ids, uint8_t *errs)
+{
+	const struct lookup_resp2 *r = (const struct lookup_resp2 *)m->buf;
+	const uint8_t *p = (const uint8_t *)m->buf;
+	size_t head = sizeof(*r) + n * 4 + ((n + 3) & ~3u);
+	int rc;
+
+	if (got < sizeof(*r) || r->magic != LOOKUP_MAGIC)
+		return -EPROTO;
+	if (r->status)
+		return -(int)r->status;
+	if (r->version != LOOKUP_VERSION2 || r->count != n || got < head || r->epoch == 0 ||
+	    r->nrec > n)
+		return -EPROTO;
+	if (r->epoch != m->epoch) {
+		for (uint32_t i = 0; i < m->cap; i++)
+			m->e[i].rec.id = 0;
+		if (m->epoch)
+			m->resets++;
+		m->epoch = r->epoch;
+	}
+	if ((rc = lookup2_map_store(m, p + head, p + got, r->nrec)) < 0)
+		return rc;
+	memcpy(ids, p + sizeof(*r), n * 4);
+	memcpy(errs, p + sizeof(*r) + n * 4, n);
+	for (unsigned i = 0; i < n; i++)
+		if (!lookup2_record(m, ids[i]))
+			return -EPROTO;
+	return 0;
+}
+
+/*
+ * One version 2 batch: n (1..256) flows of family. On return ids[i] is
+ * the record id of flow i's decision (lookup2_record(m, ids[i]) its
+ * record, always there) and errs[i] its error (0 or the kernel's errno).
+ * Returns 0, -errno for a socket error, -EPROTO for an answer that does
+ * not add up (or names an id without record), or -status of the daemon
+ * (a malformed request: -EINVAL; the connection stays usable).
+ */
+static inline int
+lookup2_query(int fd, int family, const struct lookup_flow *flows, unsigned n, uint32_t *ids,
+	      uint8_t *errs, struct lookup2_map *m)
+{
+	struct lookup_req2 req;
+	struct iovec iov[2];
+	struct msghdr mh;
+	ssize_t got;
+
+	if (n == 0 || n > LOOKUP_BATCH_MAX)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.magic = LOOKUP_MAGIC;
+	req.version = LOOKUP_VERSION2;
+	req.family = (uint8_t)family;
+	req.count = (uint16_t)n;
+	iov[0].iov_base = &req;
+	iov[0].iov_len = sizeof(req);
+	iov[1].iov_base = (void *)flows;
+	iov[1].iov_len = n * sizeof(*flows);
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		return -errno;
+	got = recv(fd, m->buf, LOOKUP2_RESP_MAX, 0);
+	if (got < 0)
+		return -errno;
+	return lookup2_parse(m, (size_t)got, n, ids, errs);
 }
 
 #endif

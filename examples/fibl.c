@@ -4,19 +4,34 @@
  *
  *   fibl [-s SOCKET] ADDR...          answers as `fibctl lookup` prints them
  *   fibl [-s SOCKET] -                addresses from stdin, 256 a request
- *   fibl [-s SOCKET] --bench SECONDS [-6] [FILE]
+ *   fibl [-s SOCKET] --flows FILE|-   version 2: one flow a line, as
+ *                                     `ip route get` takes it:
+ *       DST [from SRC] [iif DEV] [oif DEV] [mark N] [uid N] [tos N | dscp N]
+ *           [ipproto N|tcp|udp|icmp] [sport N] [dport N] [flowlabel N] [fibmatch]
+ *                                     one decision a line, in input order:
+ *       DST PREFIX/LEN TYPE [via GW] [dev IF] [src SRC] table T [rule R] [error E]
+ *       DST error E                   (no route: E is ENETUNREACH, ...)
+ *   fibl [-s SOCKET] --flows random N [-6]
+ *                                     the same for N random flows
+ *   fibl [-s SOCKET] --bench SECONDS [-6] [--v1 | --v2] [FILE]
  *                                     lookups/s from this one client, batches
  *                                     of 256 addresses: random, or cycling
- *                                     through the addresses in FILE
+ *                                     through the addresses in FILE; version
+ *                                     1, then version 2 (flows to the same
+ *                                     addresses, random ports, TCP), each a
+ *                                     JSON line with p50/p99 per batch (us)
  *
  * Everything it needs is in lookup_proto.h (header-only; installed as
  * <fib/lookup_proto.h>, daemon/lookup_proto.h in the tree): connect,
- * build a batch, lookup_client_query, walk the results and next hops.
+ * build a batch, lookup_client_query, walk the results and next hops;
+ * for version 2 lookup2_query and lookup2_record on a struct lookup2_map.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,32 +117,277 @@ fibl_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int
-fibl_bench(int fd, double seconds, int family, const char *file, void *buf)
+static const char *
+fibl_errname(unsigned e)
 {
-	size_t alen = family == AF_INET6 ? 16 : 4, n = 0, cap = 1 << 16, off = 0;
+	switch (e) {
+	case ENETUNREACH:
+		return "ENETUNREACH";
+	case EHOSTUNREACH:
+		return "EHOSTUNREACH";
+	case EACCES:
+		return "EACCES";
+	case EINVAL:
+		return "EINVAL";
+	default:
+		return "E?";
+	}
+}
+
+/* One decision line (the format of the DOC comment). */
+static void
+fibl_print2(int family, const struct lookup_flow *f, const struct lookup2_entry *e)
+{
+	const struct lookup_rec *r = &e->rec;
+	char a[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+
+	inet_ntop(family, f->dst, a, sizeof(a));
+	if (!(r->flags & LOOKUP_D_ROUTE)) {
+		printf("%s error %s\n", a, fibl_errname(r->error));
+		return;
+	}
+	inet_ntop(family, r->prefix, p, sizeof(p));
+	printf("%s %s/%u %s", a, p, r->plen, fibl_type(r->type));
+	if (r->gw_family) {
+		inet_ntop(r->gw_family, r->gateway, g, sizeof(g));
+		printf(" via %s", g);
+	}
+	if (r->ifindex) {
+		if (if_indextoname(r->ifindex, dev))
+			printf(" dev %s", dev);
+		else
+			printf(" dev if%u", r->ifindex);
+	}
+	if (r->flags & LOOKUP_D_SRC) {
+		inet_ntop(family, r->src, p, sizeof(p));
+		printf(" src %s", p);
+	}
+	printf(" table %u", r->table);
+	if (r->flags & LOOKUP_D_RULE)
+		printf(" rule %u", r->rule);
+	if (r->error)
+		printf(" error %s", fibl_errname(r->error));
+	if (r->npaths > 1)
+		printf(" path %u/%u", r->path + 1, r->npaths);
+	putchar('\n');
+}
+
+/* A device name or an ifindex. 0: unknown. */
+static uint32_t
+fibl_dev(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s && !*end)
+		return (uint32_t)v;
+	return if_nametoindex(s);
+}
+
+/* Parse one flow line into f; returns its family, or 0 (and says why). */
+static int
+fibl_flow_parse(char *line, struct lookup_flow *f)
+{
+	char *tok[32], *save = NULL;
+	int n = 0, family;
+
+	for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 32;
+	     t = strtok_r(NULL, " \t\r\n", &save))
+		tok[n++] = t;
+	memset(f, 0, sizeof(*f));
+	if (n == 0)
+		return 0;
+	if (inet_pton(AF_INET, tok[0], f->dst) == 1)
+		family = AF_INET;
+	else if (inet_pton(AF_INET6, tok[0], f->dst) == 1)
+		family = AF_INET6;
+	else
+		goto bad;
+	for (int i = 1; i < n; i++) {
+		const char *k = tok[i], *v = i + 1 < n ? tok[i + 1] : NULL;
+		unsigned long x = v ? strtoul(v, NULL, 0) : 0;
+
+		if (!strcmp(k, "fibmatch")) {
+			f->flags |= LOOKUP_FLOW_FIBMATCH;
+			continue;
+		}
+		if (!v)
+			goto bad;
+		i++;
+		if (!strcmp(k, "from")) {
+			if (inet_pton(family, v, f->src) != 1)
+				goto bad;
+			f->flags |= LOOKUP_FLOW_SRC;
+		} else if (!strcmp(k, "iif")) {
+			if (!(f->iif = fibl_dev(v)))
+				goto bad;
+			f->flags |= LOOKUP_FLOW_IIF;
+		} else if (!strcmp(k, "oif")) {
+			if (!(f->oif = fibl_dev(v)))
+				goto bad;
+			f->flags |= LOOKUP_FLOW_OIF;
+		} else if (!strcmp(k, "mark")) {
+			f->mark = (uint32_t)x;
+		} else if (!strcmp(k, "uid")) {
+			f->uid = (uint32_t)x;
+			f->flags |= LOOKUP_FLOW_UID;
+		} else if (!strcmp(k, "tos")) {
+			f->tos = (uint8_t)x;
+		} else if (!strcmp(k, "dscp")) {
+			f->tos = (uint8_t)x;
+			f->flags |= LOOKUP_FLOW_DSCP;
+		} else if (!strcmp(k, "ipproto")) {
+			struct protoent *pe = getprotobyname(v);
+
+			f->ipproto = pe ? (uint8_t)pe->p_proto : (uint8_t)x;
+		} else if (!strcmp(k, "sport")) {
+			f->sport = (uint16_t)x;
+		} else if (!strcmp(k, "dport")) {
+			f->dport = (uint16_t)x;
+		} else if (!strcmp(k, "flowlabel")) {
+			f->flowlabel = (uint32_t)x;
+		} else {
+			goto bad;
+		}
+	}
+	return family;
+bad:
+	fprintf(stderr, "fibl: bad flow: %s\n", tok[0]);
+	return 0;
+}
+
+/* n random flows of family into f (xorshift state *x). */
+static void
+fibl_flows_random(struct lookup_flow *f, size_t n, int family, uint64_t *x)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4;
+
+	for (size_t i = 0; i < n; i++) {
+		memset(&f[i], 0, sizeof(f[i]));
+		for (size_t b = 0; b < alen; b++) {
+			*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+			f[i].dst[b] = (uint8_t)*x;
+		}
+		f[i].ipproto = 6;
+		f[i].sport = (uint16_t)(*x >> 16);
+		f[i].dport = (uint16_t)(*x >> 32);
+	}
+}
+
+/* Ask a batch of one family and print it in order. */
+static int
+fibl_flush2(int fd, int family, const struct lookup_flow *f, unsigned n, struct lookup2_map *m)
+{
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = lookup2_query(fd, family, f, n, ids, errs, m);
+	if (rc < 0) {
+		fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
+		return rc;
+	}
+	for (unsigned i = 0; i < n; i++)
+		fibl_print2(family, &f[i], lookup2_record(m, ids[i]));
+	return 0;
+}
+
+/* --flows FILE|- or --flows random N: decisions in input order (a batch
+ * ends where the family changes). */
+static int
+fibl_flows(int fd, const char *src, unsigned long nrand, int family)
+{
+	static struct lookup_flow f[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	unsigned n = 0;
+	int cur = 0, rc = 0;
+	char line[512];
+	FILE *in = NULL;
+	uint64_t x = 88172645463325252ull;
+
+	if (lookup2_map_init(&m) < 0)
+		return 1;
+	if (!strcmp(src, "random")) {
+		while (nrand) {
+			unsigned k = nrand > LOOKUP_BATCH_MAX ? LOOKUP_BATCH_MAX : (unsigned)nrand;
+
+			fibl_flows_random(f, k, family, &x);
+			if (fibl_flush2(fd, family, f, k, &m) < 0)
+				return 1;
+			nrand -= k;
+		}
+		lookup2_map_free(&m);
+		return 0;
+	}
+	in = !strcmp(src, "-") ? stdin : fopen(src, "r");
+	if (!in) {
+		perror(src);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		struct lookup_flow fl;
+		int fam;
+
+		if (line[strspn(line, " \t")] == '#' || !line[strspn(line, " \t\r\n")])
+			continue;
+		if (!(fam = fibl_flow_parse(line, &fl))) {
+			rc = 1;
+			continue;
+		}
+		if (n && (fam != cur || n == LOOKUP_BATCH_MAX)) {
+			if (fibl_flush2(fd, cur, f, n, &m) < 0)
+				return 1;
+			n = 0;
+		}
+		cur = fam;
+		f[n++] = fl;
+	}
+	if (fibl_flush2(fd, cur, f, n, &m) < 0)
+		return 1;
+	if (in != stdin)
+		fclose(in);
+	lookup2_map_free(&m);
+	return rc;
+}
+
+static int
+fibl_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read the addresses to cycle through (FILE, or random ones). */
+static uint8_t *
+fibl_bench_addrs(int family, const char *file, size_t *np)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4, n = 0, cap = 1 << 16;
 	uint8_t *addrs = malloc(cap * alen);
-	const struct lookup_resp *resp;
-	const struct lookup_result *res;
-	const struct lookup_nh *nh;
-	uint64_t lookups = 0, matched = 0, x = 88172645463325252ull;
-	double t0, t;
+	uint64_t x = 88172645463325252ull;
 
 	if (!addrs)
-		return 1;
+		return NULL;
 	if (file) {
 		char line[128];
 		FILE *f = fopen(file, "r");
 
 		if (!f) {
 			perror(file);
-			return 1;
+			free(addrs);
+			return NULL;
 		}
 		while (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, " /\t\r\n")] = 0;
 			if (n == cap) {
+				uint8_t *a = realloc(addrs, 2 * cap * alen);
+
+				if (!a)
+					break;
+				addrs = a;
 				cap *= 2;
-				addrs = realloc(addrs, cap * alen);
 			}
 			if (inet_pton(family, line, addrs + n * alen) == 1)
 				n++;
@@ -140,36 +400,109 @@ fibl_bench(int fd, double seconds, int family, const char *file, void *buf)
 				addrs[n * alen + b] = (uint8_t)x;
 			}
 	}
-	if (n < LOOKUP_BATCH_MAX) {
-		fprintf(stderr, "fibl: need at least %d addresses\n", LOOKUP_BATCH_MAX);
+	*np = n;
+	return addrs;
+}
+
+/*
+ * SECONDS of batches of one version, cycling through addrs; one JSON line
+ * with the rate and the batch round trip's p50/p99 (one clock read per
+ * batch; the samples are kept, up to 2^22 batches).
+ */
+static int
+fibl_bench_run(int fd, int version, double seconds, int family, const uint8_t *addrs, size_t n,
+	       void *buf)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4, off = 0, nlat = 0, maxlat = 1 << 22;
+	double *lat = malloc(maxlat * sizeof(*lat));
+	struct lookup_flow *flows = NULL;
+	struct lookup2_map m;
+	uint64_t lookups = 0, matched = 0, x = 2463534242ull;
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	double t0, t, prev;
+
+	if (!lat || (version == 2 && lookup2_map_init(&m) < 0))
 		return 1;
+	if (version == 2) {
+		/* the flows are built before the clock starts, as the v1 batches */
+		flows = calloc(n, sizeof(*flows));
+		if (!flows)
+			return 1;
+		for (size_t i = 0; i < n; i++) {
+			memcpy(flows[i].dst, addrs + i * alen, alen);
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			flows[i].ipproto = 6;
+			flows[i].sport = (uint16_t)x;
+			flows[i].dport = (uint16_t)(x >> 16);
+		}
 	}
-	t0 = fibl_now();
+	t0 = prev = fibl_now();
 	do {
 		for (int k = 0; k < 64; k++) {
+			const struct lookup_resp *resp;
+			const struct lookup_result *res;
+			const struct lookup_nh *nh;
+			double now;
 			int rc;
 
 			if (off + LOOKUP_BATCH_MAX > n)
 				off = 0;
-			rc = lookup_client_query(fd, family, 0, addrs + off * alen, LOOKUP_BATCH_MAX,
-						 buf, &resp, &res, &nh);
+			if (version == 1)
+				rc = lookup_client_query(fd, family, 0, addrs + off * alen,
+							 LOOKUP_BATCH_MAX, buf, &resp, &res, &nh);
+			else
+				rc = lookup2_query(fd, family, flows + off, LOOKUP_BATCH_MAX, ids, errs,
+						   &m);
 			if (rc < 0) {
 				fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
 				return 1;
 			}
 			for (unsigned i = 0; i < LOOKUP_BATCH_MAX; i++)
-				matched += res[i].type != 0;
+				matched += version == 1 ? res[i].type != 0 : errs[i] == 0;
 			off += LOOKUP_BATCH_MAX;
 			lookups += LOOKUP_BATCH_MAX;
+			now = fibl_now();
+			if (nlat < maxlat)
+				lat[nlat++] = now - prev;
+			prev = now;
 		}
 		t = fibl_now() - t0;
 	} while (t < seconds);
-	printf("{\"lookups\": %llu, \"seconds\": %.3f, \"mlps\": %.3f, \"batch\": %d, "
-	       "\"matched\": %llu}\n",
-	       (unsigned long long)lookups, t, (double)lookups / t * 1e-6, LOOKUP_BATCH_MAX,
-	       (unsigned long long)matched);
-	free(addrs);
+	qsort(lat, nlat, sizeof(*lat), fibl_cmp_double);
+	printf("{\"version\": %d, \"lookups\": %llu, \"seconds\": %.3f, \"mlps\": %.3f, "
+	       "\"batch\": %d, \"matched\": %llu, \"p50_us\": %.1f, \"p99_us\": %.1f",
+	       version, (unsigned long long)lookups, t, (double)lookups / t * 1e-6,
+	       LOOKUP_BATCH_MAX, (unsigned long long)matched, lat[nlat / 2] * 1e6,
+	       lat[nlat * 99 / 100] * 1e6);
+	if (version == 2) {
+		printf(", \"records\": %u, \"epochs\": %u", m.records, m.resets + 1);
+		lookup2_map_free(&m);
+	}
+	printf("}\n");
+	free(flows);
+	free(lat);
 	return 0;
+}
+
+static int
+fibl_bench(int fd, double seconds, int family, int versions, const char *file, void *buf)
+{
+	size_t n;
+	uint8_t *addrs = fibl_bench_addrs(family, file, &n);
+	int rc = 0;
+
+	if (!addrs)
+		return 1;
+	if (n < LOOKUP_BATCH_MAX) {
+		fprintf(stderr, "fibl: need at least %d addresses\n", LOOKUP_BATCH_MAX);
+		return 1;
+	}
+	for (int v = 1; v <= 2 && !rc; v++)
+		if (versions & v)
+			rc = fibl_bench_run(fd, v, seconds, family, addrs, n, buf);
+	free(addrs);
+	return rc;
 }
 
 int
@@ -187,7 +520,8 @@ main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: fibl [-s SOCKET] ADDR... | - | --bench SECONDS [-6] [FILE]\n");
+		fprintf(stderr, "usage: fibl [-s SOCKET] ADDR... | - | --flows FILE|-|random N [-6]\n"
+				"       | --bench SECONDS [-6] [--v1|--v2] [FILE]\n");
 		return 2;
 	}
 	fd = lookup_client_connect(path);
@@ -197,13 +531,28 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "--bench")) {
 		double secs = i + 1 < argc ? atof(argv[i + 1]) : 1.0;
+		int versions = 3;
+
+		for (i += 2; i < argc && argv[i][0] == '-' && argv[i][1]; i++)
+			if (!strcmp(argv[i], "-6"))
+				family = AF_INET6;
+			else if (!strcmp(argv[i], "--v1"))
+				versions = 1;
+			else if (!strcmp(argv[i], "--v2"))
+				versions = 2;
+		return fibl_bench(fd, secs, family, versions, i < argc ? argv[i] : NULL, buf);
+	}
+	if (!strcmp(argv[i], "--flows")) {
+		const char *src = i + 1 < argc ? argv[i + 1] : "-";
+		unsigned long nrand = 0;
 
 		i += 2;
-		if (i < argc && !strcmp(argv[i], "-6")) {
-			family = AF_INET6;
-			i++;
+		if (!strcmp(src, "random")) {
+			nrand = i < argc ? strtoul(argv[i++], NULL, 10) : 256;
+			if (i < argc && !strcmp(argv[i], "-6"))
+				family = AF_INET6;
 		}
-		return fibl_bench(fd, secs, family, i < argc ? argv[i] : NULL, buf);
+		return fibl_flows(fd, src, nrand, family);
 	}
 	int from_stdin = !strcmp(argv[i], "-");
 

@@ -93,7 +93,7 @@ fuzz-ctl: tests/fuzz/ctl_fuzz
 
 fuzz-lookup: tests/fuzz/lookup_fuzz
 	$(MKDIR_P) tests/fuzz/lookup_corpus.new
-	tests/fuzz/lookup_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4200 $(FUZZ_RUN_FLAGS) \
+	tests/fuzz/lookup_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=15500 $(FUZZ_RUN_FLAGS) \
 		-artifact_prefix=tests/fuzz/lookup-fuzz- \
 		tests/fuzz/lookup_corpus.new $(top_srcdir)/tests/fuzz/lookup_corpus
 

@@ -24,6 +24,19 @@
  *     priority, paths up to LOOKUP_NH_MAX with the cut flag), its next
  *     hops are a contiguous range in order inside nh_total.
  *
+ * Version 2 requests go to the same lookup_answer with one connection
+ * state kept across inputs (as one long connection), and the answer is
+ * read by the client's own lookup2_parse into one map:
+ *
+ *   - status as a separate model of the checks says (header, size, each
+ *     flow's fields), the same bare header for errors;
+ *   - lookup2_parse accepts every good answer: sizes add up, each id has
+ *     its record (sent now or earlier in the epoch), ids at most
+ *     LOOKUP2_IDS_MAX, at most one record per flow;
+ *   - each flow's record equals fib_resolve_rcu of it (error, type,
+ *     table, rule, prefix, source, chosen path, the paths up to
+ *     LOOKUP_NH_MAX with LOOKUP_D_CUT).
+ *
  * Built by `make fuzz-lookup` (clang only, tests/fuzz/local.mk) and run
  * for FUZZ_SECONDS from the seeds in tests/fuzz/lookup_corpus.
  */
@@ -70,6 +83,8 @@ static struct model_route routes[] = {
 static struct fib *fib;
 static struct lookup lk;
 static struct lookup_thread th;
+static struct lookup_conn *conn; /* the version 2 state of the one connection */
+static struct lookup2_map map;   /* its client's records */
 
 /* The gateway of path k of route i: distinct per route and path. */
 static void
@@ -154,7 +169,126 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	lk.ready = 1;
 	lk.lfd = lk.efd = -1;
 	th.l = &lk;
+	if (lookup2_map_init(&map) < 0)
+		abort();
 	return 0;
+}
+
+/* The model of a version 2 request's checks: its status. */
+static int
+model2_status(const struct lookup_req2 *q, size_t len)
+{
+	const struct lookup_flow *w = (const struct lookup_flow *)(q + 1);
+	static const uint8_t zero[16];
+
+	if (len < sizeof(*q))
+		return EINVAL;
+	if (q->family != AF_INET && q->family != AF_INET6)
+		return EAFNOSUPPORT;
+	if (q->count < 1 || q->count > LOOKUP_BATCH_MAX || q->flags || q->pad ||
+	    len != sizeof(*q) + q->count * sizeof(*w))
+		return EINVAL;
+	for (unsigned i = 0; i < q->count; i++) {
+		const struct lookup_flow *f = &w[i];
+		int v4 = q->family == AF_INET;
+
+		if (f->flags > 0x3f || f->pad || f->flowlabel >= (1u << 20) || (v4 && f->flowlabel))
+			return EINVAL;
+		if (((f->flags & LOOKUP_FLOW_IIF) != 0) != (f->iif != 0) ||
+		    ((f->flags & LOOKUP_FLOW_OIF) != 0) != (f->oif != 0))
+			return EINVAL;
+		if (!(f->flags & LOOKUP_FLOW_UID) && f->uid)
+			return EINVAL;
+		if (!(f->flags & LOOKUP_FLOW_SRC) && memcmp(f->src, zero, 16))
+			return EINVAL;
+		if ((f->flags & LOOKUP_FLOW_DSCP) && f->tos >= 64)
+			return EINVAL;
+		if (v4 && (memcmp(f->dst + 4, zero, 12) || memcmp(f->src + 4, zero, 12)))
+			return EINVAL;
+	}
+	return 0;
+}
+
+/* Flow i's record against fib_resolve_rcu. */
+static void
+check_rec(int family, const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err)
+{
+	const struct lookup_rec *rec = &e->rec;
+	struct fib_flow fl;
+	struct fib_decision d;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.family = (uint8_t)family;
+	fl.tos = f->tos;
+	fl.ipproto = f->ipproto;
+	fl.flags = f->flags;
+	fl.iif = f->iif;
+	fl.oif = f->oif;
+	fl.mark = f->mark;
+	fl.uid = f->uid;
+	fl.sport = f->sport;
+	fl.dport = f->dport;
+	fl.flowlabel = f->flowlabel;
+	memcpy(fl.dst.b, f->dst, 16);
+	memcpy(fl.src.b, f->src, 16);
+	fib_read_lock();
+	fib_resolve_rcu(fib, &fl, &d);
+	if (rec->error != d.error || err != d.error || rec->type != d.type ||
+	    rec->family != family ||
+	    (rec->flags & ~LOOKUP_D_CUT) != (d.flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)))
+		abort();
+	if ((d.flags & FIB_D_RULE) && rec->rule != d.rule)
+		abort();
+	if ((d.flags & FIB_D_SRC) && memcmp(rec->src, d.src.b, 16))
+		abort();
+	if ((d.flags & FIB_D_ROUTE) && d.info) {
+		unsigned np = d.info->nh_count;
+
+		if (rec->plen != d.plen || rec->table != d.table || rec->npaths != np ||
+		    memcmp(rec->prefix, d.prefix.b, 16) ||
+		    ((rec->flags & LOOKUP_D_CUT) != 0) != (np > LOOKUP_NH_MAX))
+			abort();
+		if (np && (rec->path != d.path || rec->ifindex != d.info->nh[d.path].ifindex ||
+			   memcmp(rec->gateway, d.info->nh[d.path].gw.b, 16)))
+			abort();
+		for (unsigned k = 0; k < lookup_rec_paths(rec); k++)
+			if (e->nh[k].ifindex != d.info->nh[k].ifindex ||
+			    e->nh[k].weight != d.info->nh[k].weight ||
+			    memcmp(e->nh[k].gw, d.info->nh[k].gw.b, 16))
+				abort();
+	}
+	fib_read_unlock();
+}
+
+/* A version 2 request and its answer (out bytes in th.resp_buf). */
+static void
+check_v2(size_t len, size_t out)
+{
+	const struct lookup_req2 *q = (const struct lookup_req2 *)th.req_buf;
+	const struct lookup_resp2 *r = (const struct lookup_resp2 *)th.resp_buf;
+	const struct lookup_flow *w = (const struct lookup_flow *)(q + 1);
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	int status = model2_status(q, len);
+
+	if (r->magic != LOOKUP_MAGIC || r->version != LOOKUP_VERSION2 || r->status != status)
+		abort();
+	if (status) {
+		if (out != sizeof(*r) || r->count || r->nrec)
+			abort();
+		return;
+	}
+	if (out > LOOKUP2_RESP_MAX || r->id != q->id || r->family != q->family ||
+	    r->flags != LOOKUP_F_READY)
+		abort();
+	memcpy(map.buf, th.resp_buf, out);
+	if (lookup2_parse(&map, out, q->count, ids, errs) != 0)
+		abort();
+	for (unsigned i = 0; i < q->count; i++) {
+		if (ids[i] > LOOKUP2_IDS_MAX)
+			abort();
+		check_rec(q->family, &w[i], lookup2_record(&map, ids[i]), errs[i]);
+	}
 }
 
 static void
@@ -213,13 +347,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* recv() leaves the rest of the buffer as the last request had it:
 	 * keep that, the answer must not depend on it. */
 	memcpy(th.req_buf, data, len);
-	out = lookup_answer(&th, len);
+	out = lookup_answer(&th, &conn, len);
 
-	if (out < sizeof(*r) || out > LOOKUP_RESP_MAX)
+	if (out < sizeof(*r) || out > LOOKUP_RESP_BUF)
 		abort();
-	if (r->magic != LOOKUP_MAGIC || r->version != LOOKUP_VERSION)
+	if (len < 6 || q->magic != LOOKUP_MAGIC ||
+	    (q->version != LOOKUP_VERSION && q->version != LOOKUP_VERSION2)) {
+		/* the newest version this server speaks, in a bare header */
+		if (r->magic != LOOKUP_MAGIC || r->version != LOOKUP_VERSION2 ||
+		    r->status != EPROTONOSUPPORT || out != sizeof(*r) || r->count)
+			abort();
+		return 0;
+	}
+	if (q->version == LOOKUP_VERSION2) {
+		check_v2(len, out);
+		return 0;
+	}
+	if (out > LOOKUP_RESP_MAX || r->magic != LOOKUP_MAGIC || r->version != LOOKUP_VERSION)
 		abort();
-	if (len < sizeof(*q) || q->magic != LOOKUP_MAGIC || q->version != LOOKUP_VERSION)
+	if (len < sizeof(*q))
 		status = EPROTONOSUPPORT;
 	else if (q->family != AF_INET && q->family != AF_INET6)
 		status = EAFNOSUPPORT;

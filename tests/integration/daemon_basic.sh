@@ -9,7 +9,8 @@
 #     `ip -batch` process);
 #   - SIGHUP with a good file applies it; with a bad file (and `fibctl
 #     reload`) it keeps the old config and says why;
-#   - the batch lookup service (examples/fibl) answers the same;
+#   - the batch lookup service (examples/fibl) answers the same, in
+#     version 1 and version 2 (fibl --flows; raw v2 checks in python3);
 #   - 100 concurrent fibctl clients all get their answer;
 #   - a client that disconnects mid-request and an oversize line leave the
 #     daemon serving (needs python3 for the raw socket, else skipped);
@@ -108,6 +109,49 @@ if [ -x "$FIBL" ]; then
 	cmp -s "$TMP/lookup.v1" "$TMP/fibl" || { diff "$TMP/lookup.v1" "$TMP/fibl" | head; nl_fail "fibl answers differ from fibctl lookup"; }
 	ctl --json show summary | grep -q '"lookup_addresses": [1-9]' || nl_fail "lookup_addresses not counted"
 	echo "ok: lookup service: $(wc -l <"$TMP/fibl") answers equal to fibctl lookup"
+	# Version 2: the same prefixes and types, one decision per flow.
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" --flows - <"$TMP/addrs" >"$TMP/fibl2" ||
+		nl_fail "fibl --flows failed"
+	awk '{ print $1, ($2 == "error" ? "-" : $2 " " $3) }' "$TMP/fibl2" | sort >"$TMP/fibl2.short"
+	awk '{ print $1, ($2 == "-" ? "-" : $2 " " $3) }' "$TMP/lookup" | sort | cmp -s - "$TMP/fibl2.short" ||
+		{ awk '{ print $1, ($2 == "-" ? "-" : $2 " " $3) }' "$TMP/lookup" | sort | diff - "$TMP/fibl2.short" | head; nl_fail "fibl --flows differs from fibctl lookup"; }
+	grep -q '^198.18.3.4 198.18.0.0/15 unicast via 10.0.0.[23] dev v0 .*path [12]/2$' "$TMP/fibl2" ||
+		nl_fail "v2 multipath: $(grep ^198.18.3.4 "$TMP/fibl2")"
+	echo "ok: lookup service version 2: $(wc -l <"$TMP/fibl2") decisions agree with fibctl lookup"
+	if command -v python3 >/dev/null; then
+		python3 - "$TMP/ctl/lookup.sock" <<'EOT' || nl_fail "raw lookup protocol checks"
+import errno, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+s.connect(sys.argv[1])
+M = 0x4c424946
+def req(ver, fam, flows):
+    return struct.pack("<IHBBHHI", M, ver, fam, 0, len(flows), 0, 9) + b"".join(flows)
+def flow(dst, pad=0):
+    return struct.pack("<BBBBIIIIHHI", pad, 0, 6, 0, 0, 0, 0, 0, 1, 80, 0) + dst.ljust(16, b"\0") + bytes(16)
+def ask(m):
+    s.send(m)
+    a = s.recv(1 << 18)
+    magic, ver, fam, status, rid, count, flags, epoch, nrec, gen = struct.unpack_from("<IHBBIHHIIQ", a)
+    assert magic == M, a[:32]
+    return a, ver, status, count, epoch, nrec
+dst = socket.inet_pton(socket.AF_INET, "10.0.0.5")
+a, ver, st, n, ep, nrec = ask(req(2, socket.AF_INET, [flow(dst), flow(dst)]))
+assert (ver, st, n, nrec) == (2, 0, 2, 1) and ep > 0, (ver, st, n, nrec)
+ids = struct.unpack_from("<2I", a, 32)
+assert ids[0] == ids[1] and a[40:44] == bytes(4), a[32:44]
+rid, fam, typ, err, plen = struct.unpack_from("<IBBBB", a, 44)
+assert (rid, fam, typ, err, plen) == (ids[0], socket.AF_INET, 1, 0, 24), (rid, fam, typ, err, plen)
+assert len(a) == 44 + 76, len(a)
+a, ver, st, n, ep2, nrec = ask(req(2, socket.AF_INET, [flow(dst)]))
+assert st == 0 and nrec == (0 if ep2 == ep else 1), (st, ep, ep2, nrec)
+assert ask(req(2, socket.AF_INET, [flow(dst, pad=1)]))[2] == errno.EINVAL
+assert ask(req(2, socket.AF_INET, [flow(dst)])[:-3])[2] == errno.EINVAL
+assert ask(req(3, socket.AF_INET, [flow(dst)]))[1:3] == (2, errno.EPROTONOSUPPORT)
+assert ask(req(2, socket.AF_INET, [flow(dst)]))[2] == 0
+print("ok: raw lookup protocol v2 (records once per epoch, EINVAL, EPROTONOSUPPORT)")
+EOT
+	fi
 fi
 
 # Metrics: the control command and HTTP (in the namespace's own loopback).

@@ -11,6 +11,15 @@
  * with a flow cache (lookup_set_cache): the same answers, hits counted, a
  * route change seen through cached entries, caches swapped and freed
  * (after a grace period) under a querying client.
+ *
+ * Version 2 (flows in, record ids out): every answer equals
+ * fib_resolve_rcu of the same flow, a record comes once per epoch, v1 and
+ * v2 mixed on one connection, malformed requests (counts, truncation,
+ * versions, family, each bad flow field) answered with a status on a
+ * connection that keeps serving, a route change starts a new epoch, more
+ * distinct decisions than LOOKUP2_IDS_MAX grow the table then start a
+ * new epoch, and under concurrent route changes a client never gets an
+ * id it has no record for (lookup2_query checks each one).
  */
 #include "config.h"
 
@@ -27,6 +36,7 @@
 #include <unistd.h>
 
 #include "fib/fib.h"
+#include "fib/policy.h"
 #include "fib/rcu.h"
 #include "cache/flow.h"
 #include "daemon/lookup.h"
@@ -193,7 +203,7 @@ START_TEST(test_malformed)
 	q.h.magic = 0x12345678;
 	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EPROTONOSUPPORT);
 	q.h.magic = LOOKUP_MAGIC;
-	q.h.version = 2;
+	q.h.version = 3;
 	ck_assert_int_eq(raw(fd, &q, sizeof(q.h) + 4), EPROTONOSUPPORT);
 	q.h.version = LOOKUP_VERSION;
 	q.h.count = 0;
@@ -504,6 +514,434 @@ START_TEST(test_cache_swap)
 }
 END_TEST
 
+/* Version 2. */
+
+/* A flow to dst (host order) with ports; the rest zero. */
+static void
+flow4(struct lookup_flow *f, uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	uint32_t a = htonl(dst);
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->dst, &a, 4);
+	f->sport = sport;
+	f->dport = dport;
+	f->ipproto = 6;
+}
+
+/* The record of flow f equals fib_resolve_rcu's decision now. */
+static void
+check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err)
+{
+	const struct lookup_rec *rec = &e->rec;
+	struct fib_flow fl;
+	struct fib_decision d;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.family = AF_INET;
+	fl.tos = f->tos;
+	fl.ipproto = f->ipproto;
+	fl.flags = f->flags;
+	fl.iif = f->iif;
+	fl.oif = f->oif;
+	fl.mark = f->mark;
+	fl.uid = f->uid;
+	fl.sport = f->sport;
+	fl.dport = f->dport;
+	memcpy(fl.dst.b, f->dst, 16);
+	memcpy(fl.src.b, f->src, 16);
+	fib_read_lock();
+	fib_resolve_rcu(fib, &fl, &d);
+	ck_assert_uint_eq(rec->error, d.error);
+	ck_assert_uint_eq(err, d.error);
+	ck_assert_uint_eq(rec->type, d.type);
+	ck_assert_uint_eq(rec->family, AF_INET);
+	ck_assert_uint_eq(rec->flags & ~LOOKUP_D_CUT, d.flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE));
+	if (d.flags & FIB_D_RULE)
+		ck_assert_uint_eq(rec->rule, d.rule);
+	if (d.flags & FIB_D_SRC)
+		ck_assert_int_eq(memcmp(rec->src, d.src.b, 16), 0);
+	if ((d.flags & FIB_D_ROUTE) && d.info) {
+		const struct fib_nh *nh = &d.info->nh[d.path];
+
+		ck_assert_uint_eq(rec->plen, d.plen);
+		ck_assert_uint_eq(rec->table, d.table);
+		ck_assert_int_eq(memcmp(rec->prefix, d.prefix.b, 16), 0);
+		ck_assert_uint_eq(rec->npaths, d.info->nh_count);
+		if (d.info->nh_count) {
+			ck_assert_uint_eq(rec->path, d.path);
+			ck_assert_uint_eq(rec->ifindex, nh->ifindex);
+			ck_assert_uint_eq(rec->gw_family, nh->gw_family);
+			ck_assert_int_eq(memcmp(rec->gateway, nh->gw.b, 16), 0);
+		}
+		for (unsigned k = 0; k < lookup_rec_paths(rec); k++) {
+			ck_assert_uint_eq(e->nh[k].ifindex, d.info->nh[k].ifindex);
+			ck_assert_uint_eq(e->nh[k].weight, d.info->nh[k].weight);
+			ck_assert_int_eq(memcmp(e->nh[k].gw, d.info->nh[k].gw.b, 16), 0);
+		}
+	}
+	fib_read_unlock();
+}
+
+/* Query flows, check every answer; returns the records received. */
+static uint32_t
+check_query2(int fd, struct lookup2_map *m, const struct lookup_flow *fl, unsigned n)
+{
+	uint32_t ids[LOOKUP_BATCH_MAX], before = m->records;
+	uint8_t errs[LOOKUP_BATCH_MAX];
+
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, fl, n, ids, errs, m), 0);
+	for (unsigned i = 0; i < n; i++) {
+		const struct lookup2_entry *e = lookup2_record(m, ids[i]);
+
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_le(ids[i], LOOKUP2_IDS_MAX);
+		check_decision(&fl[i], e, errs[i]);
+	}
+	return m->records - before;
+}
+
+START_TEST(test_v2_answers)
+{
+	struct lookup_flow fl[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	uint64_t x = 777;
+	uint32_t first, again;
+	int fd = lookup_client_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			flow4(&fl[i], i & 1 ? (uint32_t)x : 0x0a010200u | ((uint32_t)x & 0x3ffff),
+			      (uint16_t)(x >> 32), (uint16_t)(x >> 48));
+			if (i % 7 == 0) {
+				/* a source, a mark, a uid: carried through */
+				fl[i].flags = LOOKUP_FLOW_SRC | LOOKUP_FLOW_UID;
+				fl[i].src[0] = 10;
+				fl[i].src[3] = (uint8_t)(i % 3);
+				fl[i].uid = 1000;
+				fl[i].mark = 7;
+			}
+		}
+		check_query2(fd, &m, fl, LOOKUP_BATCH_MAX);
+	}
+	/* The same batch twice on a quiet FIB: the second carries no record. */
+	first = check_query2(fd, &m, fl, LOOKUP_BATCH_MAX);
+	again = check_query2(fd, &m, fl, LOOKUP_BATCH_MAX);
+	ck_assert_uint_eq(again, 0);
+	(void)first;
+	ck_assert_uint_eq(m.resets, 0);
+	/* A record per distinct decision: 20 batches over 5 routes (and the
+	 * paths, sources, misses) come nowhere near one per flow. */
+	ck_assert_uint_lt(m.records, 20 * LOOKUP_BATCH_MAX / 4);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/* v1 and v2 requests on one connection, each answered in its version. */
+START_TEST(test_v2_mixed)
+{
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	struct lookup_flow fl[2];
+	struct lookup2_map m;
+	struct lookup_stats st;
+	uint32_t a[2], ids[2];
+	uint8_t errs[2];
+	int fd = lookup_client_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	inet_pton(AF_INET, "10.1.2.3", &a[0]);
+	inet_pton(AF_INET, "200.1.1.1", &a[1]);
+	flow4(&fl[0], 0x0a010203u, 1, 2);
+	flow4(&fl[1], 0xc8010101u, 1, 2);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, a, 2, buf, &resp, &res, &nh), 0);
+		ck_assert_uint_eq(resp->version, LOOKUP_VERSION);
+		ck_assert_uint_eq(res[0].plen, 24);
+		ck_assert_uint_eq(res[1].type, 0);
+		ck_assert_int_eq(lookup2_query(fd, AF_INET, fl, 2, ids, errs, &m), 0);
+		ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.plen, 24);
+		ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.npaths, 3);
+		ck_assert_uint_eq(lookup_rec_paths(&lookup2_record(&m, ids[0])->rec), 3);
+		check_decision(&fl[1], lookup2_record(&m, ids[1]), errs[1]);
+	}
+	ck_assert_uint_eq(m.records, 2);
+	lookup_stats(svc, &st);
+	ck_assert_uint_eq(st.requests, 6);
+	ck_assert_uint_eq(st.addresses, 6);
+	ck_assert_uint_eq(st.flows, 6);
+	ck_assert_uint_eq(st.records, 2);
+	ck_assert_uint_eq(st.epochs, 1);
+	ck_assert_uint_eq(st.decisions[FIB_UNICAST] + st.decisions[0], 6);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/* Send a raw v2 request of count flows (len bytes of it), return the
+ * answer's status. */
+static int
+raw2(int fd, struct lookup_req2 *h, size_t len)
+{
+	struct lookup_resp2 r;
+
+	ck_assert_int_eq(send(fd, h, len, 0), (ssize_t)len);
+	ck_assert_int_ge(recv(fd, &r, sizeof(r), 0), (ssize_t)sizeof(r));
+	ck_assert_uint_eq(r.magic, LOOKUP_MAGIC);
+	ck_assert_uint_eq(r.version, LOOKUP_VERSION2);
+	if (r.status)
+		ck_assert_uint_eq(r.count, 0);
+	return r.status;
+}
+
+START_TEST(test_v2_malformed)
+{
+	struct {
+		struct lookup_req2 h;
+		struct lookup_flow f[LOOKUP_BATCH_MAX + 1];
+	} q;
+	struct lookup_flow good;
+	struct lookup2_map m;
+	struct lookup_stats st;
+	uint32_t ids[1];
+	uint8_t errs[1];
+	size_t one = sizeof(q.h) + sizeof(q.f[0]);
+	int fd = lookup_client_connect(path), fd2 = lookup_client_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fd2, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	memset(&q, 0, sizeof(q));
+	q.h.magic = LOOKUP_MAGIC;
+	q.h.version = LOOKUP_VERSION2;
+	q.h.family = AF_INET;
+	q.h.count = 1;
+	flow4(&good, 0x0a010203u, 1, 2);
+	q.f[0] = good;
+	/* Valid raw requests on another connection: the records they carry
+	 * would be missing from m, which must see every answer of fd. */
+	ck_assert_int_eq(raw2(fd2, &q.h, one), 0);
+	/* header: counts, truncation, family, flags, pad, short */
+	q.h.count = 0;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h)), EINVAL);
+	q.h.count = LOOKUP_BATCH_MAX + 1;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q)), EINVAL);
+	q.h.count = 2;
+	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);            /* truncated batch */
+	ck_assert_int_eq(raw2(fd, &q.h, one + 2 * sizeof(good)), EINVAL); /* trailing bytes */
+	q.h.count = 1;
+	ck_assert_int_eq(raw2(fd, &q.h, one - 1), EINVAL);
+	ck_assert_int_eq(raw2(fd, &q.h, 10), EINVAL);
+	q.h.family = 99;
+	ck_assert_int_eq(raw2(fd, &q.h, one), EAFNOSUPPORT);
+	q.h.family = AF_INET;
+	q.h.flags = 1;
+	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
+	q.h.flags = 0;
+	q.h.pad = 1;
+	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
+	q.h.pad = 0;
+	q.h.version = 3;
+	ck_assert_int_eq(raw2(fd, &q.h, one), EPROTONOSUPPORT);
+	q.h.version = LOOKUP_VERSION2;
+	/* each bad flow field, in the second flow of two */
+	q.h.count = 2;
+	for (int k = 0; k < 11; k++) {
+		struct lookup_flow *f = &q.f[1];
+
+		q.f[0] = good;
+		*f = good;
+		switch (k) {
+		case 0: f->flags = 0x40; break;                       /* unknown flag */
+		case 1: f->pad = 1; break;
+		case 2: f->iif = 3; break;                            /* iif without its flag */
+		case 3: f->flags = LOOKUP_FLOW_IIF; break;            /* the flag without iif */
+		case 4: f->oif = 3; break;
+		case 5: f->uid = 5; break;
+		case 6: f->src[0] = 10; break;                        /* src without its flag */
+		case 7: f->flags = LOOKUP_FLOW_DSCP; f->tos = 64; break;
+		case 8: f->flowlabel = 1; break;                      /* IPv4 has none */
+		case 9: f->dst[4] = 1; break;                         /* beyond an IPv4 address */
+		case 10: f->flags = LOOKUP_FLOW_SRC; f->src[15] = 1; break;
+		}
+		ck_assert_msg(raw2(fd, &q.h, sizeof(q.h) + 2 * sizeof(good)) == EINVAL, "bad flow %d", k);
+	}
+	/* IPv6: a 20-bit flow label is fine, 21 bits are not */
+	q.h.family = AF_INET6;
+	memset(&q.f[1], 0, sizeof(q.f[1]));
+	q.f[0] = q.f[1];
+	q.f[0].dst[0] = 0x20;
+	q.f[1].flowlabel = 0xfffff;
+	ck_assert_int_eq(raw2(fd2, &q.h, sizeof(q.h) + 2 * sizeof(good)), 0);
+	q.f[1].flowlabel = 0x100000;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 2 * sizeof(good)), EINVAL);
+	/* the connection still serves, v2 and v1 */
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, &good, 1, ids, errs, &m), 0);
+	check_decision(&good, lookup2_record(&m, ids[0]), errs[0]);
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, &good, 0, ids, errs, &m), -EINVAL);
+	q.f[0] = good;
+	q.f[0].pad = 9;
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, q.f, 1, ids, errs, &m), -EINVAL);
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, &good, 1, ids, errs, &m), 0);
+	ids[0] = htonl(0x0a010203u);
+	check_query(fd, ids, 1);
+	lookup_stats(svc, &st);
+	ck_assert_uint_ge(st.errors, 20);
+	lookup2_map_free(&m);
+	close(fd);
+	close(fd2);
+}
+END_TEST
+
+START_TEST(test_v2_epoch)
+{
+	struct lookup_flow fl[64];
+	struct lookup2_map m;
+	uint32_t ids[64], e1, id_before;
+	uint8_t errs[64];
+	int fd = lookup_client_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (unsigned i = 0; i < 64; i++)
+		flow4(&fl[i], 0x0a010200u + i * 2, (uint16_t)i, 80);
+	ck_assert_uint_gt(check_query2(fd, &m, fl, 64), 0);
+	e1 = m.epoch;
+	ck_assert_uint_eq(check_query2(fd, &m, fl, 64), 0);
+	ck_assert_uint_eq(m.epoch, e1);
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, fl, 64, ids, errs, &m), 0);
+	id_before = ids[0];
+	/* a more specific route: a new epoch, every record again, answers
+	 * that follow the FIB */
+	add4("10.1.2.0/26", "10.0.0.30", 9, 1);
+	ck_assert_uint_gt(check_query2(fd, &m, fl, 64), 0);
+	ck_assert_uint_ne(m.epoch, e1);
+	ck_assert_uint_eq(m.resets, 1);
+	ck_assert_int_eq(lookup2_query(fd, AF_INET, fl, 64, ids, errs, &m), 0);
+	ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.plen, 26);
+	ck_assert_uint_eq(lookup2_record(&m, ids[63])->rec.plen, 24);
+	(void)id_before;
+	/* a policy change (a rule that changes no answer): a new epoch too */
+	{
+		struct fib_rule r;
+		uint32_t e2 = m.epoch;
+		uint64_t pgen = fib_policy_generation(fib);
+
+		fib_rule_init(&r, AF_INET);
+		r.action = FIB_RULE_TO_TBL;
+		r.table = 254;
+		r.priority = 100;
+		ck_assert_int_eq(fib_rule_add(fib, &r), 0);
+		ck_assert_int_eq(fib_policy_publish(fib), 0);
+		ck_assert_uint_ne(fib_policy_generation(fib), pgen);
+		ck_assert_uint_gt(check_query2(fd, &m, fl, 64), 0);
+		ck_assert_uint_ne(m.epoch, e2);
+		ck_assert_uint_eq(m.resets, 2);
+		ck_assert_uint_eq(check_query2(fd, &m, fl, 64), 0);
+	}
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/* More distinct decisions than LOOKUP2_IDS_MAX: the table doubles up to
+ * it, then a new epoch; answers stay right across both. */
+START_TEST(test_v2_overflow)
+{
+	enum { ROUTES = LOOKUP2_IDS_MAX + 2048 };
+	static struct lookup_flow fl[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	struct lookup_stats st;
+	int fd;
+
+	for (unsigned i = 0; i < ROUTES; i++) {
+		char pfx[32];
+
+		snprintf(pfx, sizeof(pfx), "100.%u.%u.0/24", i / 256, i % 256);
+		add4(pfx, "10.0.0.40", 10, 1);
+	}
+	fd = lookup_client_connect(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (unsigned b = 0; b < ROUTES / LOOKUP_BATCH_MAX; b++) {
+		for (unsigned i = 0; i < LOOKUP_BATCH_MAX; i++)
+			flow4(&fl[i], 0x64000001u + ((b * LOOKUP_BATCH_MAX + i) << 8), 1, 2);
+		ck_assert_uint_eq(check_query2(fd, &m, fl, LOOKUP_BATCH_MAX), LOOKUP_BATCH_MAX);
+	}
+	ck_assert_uint_eq(m.resets, 1);
+	ck_assert_uint_eq(m.records, ROUTES / LOOKUP_BATCH_MAX * LOOKUP_BATCH_MAX);
+	lookup_stats(svc, &st);
+	ck_assert_uint_eq(st.epochs, 2);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/* A v2 client while the writer changes routes: every answer adds up and
+ * names only ids it has records for (lookup2_query returns -EPROTO
+ * otherwise). */
+static void *
+query2_loop(void *arg)
+{
+	struct lookup_flow fl[LOOKUP_BATCH_MAX];
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	int fd = lookup_client_connect(path);
+	long bad = 0;
+
+	(void)arg;
+	if (fd < 0 || lookup2_map_init(&m) < 0)
+		return (void *)1L;
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+		flow4(&fl[i], 0x0b000000u + (uint32_t)i * 4099u, (uint16_t)i, 53);
+	for (int k = 0; k < 500; k++) {
+		if (lookup2_query(fd, AF_INET, fl, LOOKUP_BATCH_MAX, ids, errs, &m) < 0)
+			bad++;
+		else
+			for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+				if (lookup2_record(&m, ids[i])->rec.error != errs[i])
+					bad++;
+	}
+	lookup2_map_free(&m);
+	close(fd);
+	return (void *)bad;
+}
+
+START_TEST(test_v2_concurrent_updates)
+{
+	pthread_t t;
+	void *bad;
+	char pfx[32];
+
+	ck_assert_int_eq(pthread_create(&t, NULL, query2_loop, NULL), 0);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 300; i++) {
+			struct fib_route r;
+			uint8_t fam;
+
+			snprintf(pfx, sizeof(pfx), "11.%d.%d.0/24", i / 256, i % 256);
+			if (round % 2 == 0) {
+				add4(pfx, "10.0.0.7", 7, 1 + i % 2);
+			} else {
+				memset(&r, 0, sizeof(r));
+				ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &fam), 0);
+				r.family = fam;
+				r.table = 254;
+				ck_assert_int_eq(fib_del(fib, &r), 0);
+			}
+		}
+	pthread_join(t, &bad);
+	ck_assert_ptr_null(bad);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -521,6 +959,12 @@ main(void)
 	tcase_add_test(tc, test_concurrent_updates);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_cache_swap);
+	tcase_add_test(tc, test_v2_answers);
+	tcase_add_test(tc, test_v2_mixed);
+	tcase_add_test(tc, test_v2_malformed);
+	tcase_add_test(tc, test_v2_epoch);
+	tcase_add_test(tc, test_v2_overflow);
+	tcase_add_test(tc, test_v2_concurrent_updates);
 	suite_add_tcase(s, tc);
 	return ck_run(s, CK_FORK_GETENV);
 }
