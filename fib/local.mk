@@ -8,7 +8,8 @@ fib_libfib_la_SOURCES = \
 	fib/trie6.c \
 	fib/info.c \
 	fib/pool.c \
-	fib/reclaim.c
+	fib/reclaim.c \
+	fib/regions.c
 noinst_HEADERS += \
 	fib/rcu.h \
 	fib/trie.h \
@@ -17,6 +18,7 @@ noinst_HEADERS += \
 	fib/info.h \
 	fib/pool.h \
 	fib/reclaim.h \
+	fib/regions.h \
 	fib/fib_priv.h
 # Installed as <fib/fib.h>; daemon/local.mk adds <fib/lookup_proto.h>.
 fibinclude_HEADERS += fib/fib.h
