@@ -11,6 +11,8 @@
  *          params
  *     trie4, trie6
  *     generation (read by flow caches on any thread)
+ *     policy: rules, links, addresses, hash settings (fib/policy.c), the
+ *             local-table filter of the resolution's fast path
  */
 #include "config.h"
 
@@ -24,18 +26,11 @@
 #include "fib/fib.h"
 #include "fib/fib_priv.h"
 #include "fib/info.h"
+#include "fib/policy_priv.h"
 #include "fib/pool.h"
 #include "fib/rcu.h"
 #include "fib/reclaim.h"
 #include "fib/trie.h"
-
-struct fib {
-	struct fib_ctx ctx;
-	struct trie4 *t4;
-	struct trie6 *t6;
-	uint64_t generation;
-};
-_Static_assert(offsetof(struct fib, ctx) == 0, "fib/regions.c reads ctx at the start");
 
 void
 fib_params_default(struct fib_params *p)
@@ -92,7 +87,7 @@ fib_new(const struct fib_params *p)
 		fib->t4 = trie4_new(&fib->ctx);
 		fib->t6 = trie6_new(&fib->ctx);
 	}
-	if (!fib->t4 || !fib->t6) {
+	if (!fib->t4 || !fib->t6 || policy_init(fib)) {
 		fib_free(fib);
 		errno = ENOMEM;
 		return NULL;
@@ -107,6 +102,8 @@ fib_free(struct fib *fib)
 {
 	if (!fib)
 		return;
+	if (fib->ctx.pool)
+		policy_fini(fib);
 	trie4_free(fib->t4);
 	trie6_free(fib->t6);
 	info_table_free(fib->ctx.it);
@@ -235,14 +232,25 @@ fib_end(struct fib *fib)
 int
 fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 {
-	int err;
+	int err, replaced = 0;
 
 	if (!fib_route_valid(r) || (flags & ~(FIB_ADD_REPLACE | FIB_ADD_APPEND | FIB_ADD_EXCL)))
 		return -EINVAL;
+	/* The local-table filter learns the route before readers can find
+	 * it; a replace leaves the count as it was, a failure undoes. */
+	if (r->table == POLICY_TABLE_LOCAL) {
+		struct fib_match m;
+
+		localf_note_add(fib, r);
+		if ((flags & FIB_ADD_REPLACE) && fib_find_rcu(fib, r, 0, &m) == 0)
+			replaced = 1;
+	}
 	fib_begin(fib);
 	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
 	regions_bump(&fib->ctx.regions, r->family, &r->dst, r->plen);
 	fib_end(fib);
+	if (r->table == POLICY_TABLE_LOCAL && (err || replaced))
+		localf_note_del(fib, r);
 	return err;
 }
 
@@ -259,6 +267,8 @@ fib_del(struct fib *fib, const struct fib_route *r)
 	err = r->family == AF_INET ? trie4_del(fib->t4, r) : trie6_del(fib->t6, r);
 	regions_bump(&fib->ctx.regions, r->family, &r->dst, r->plen);
 	fib_end(fib);
+	if (!err)
+		localf_note_del(fib, r);
 	return err;
 }
 
@@ -326,7 +336,9 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 		r6 = v6;
 	}
 	/* Both families are built before either is published: all or
-	 * nothing. */
+	 * nothing. The local-table filter learns the routes first. */
+	for (size_t i = 0; i < n; i++)
+		localf_note_add(fib, &r[i]);
 	if (n4)
 		err = trie4_load_prepare(fib->t4, r4, n4, &tree4, &routes4);
 	if (!err && n6)
@@ -334,6 +346,8 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 	if (err) {
 		if (tree4)
 			trie4_load_discard(fib->t4, tree4);
+		for (size_t i = 0; i < n; i++)
+			localf_note_del(fib, &r[i]);
 	} else {
 		fib_begin(fib);
 		if (n4)
@@ -358,6 +372,7 @@ fib_flush(struct fib *fib, int family)
 		trie6_flush(fib->t6);
 	regions_bump_all(&fib->ctx.regions, family);
 	fib_end(fib);
+	localf_reset(fib, family);
 }
 
 size_t

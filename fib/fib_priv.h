@@ -35,4 +35,37 @@ struct fib_ctx {
 	struct fib_regions regions; /* route region generations (fib/regions.h) */
 };
 
+/*
+ * The FIB itself: defined here so that the policy and the resolution
+ * (fib/policy.c, fib/resolve.c) reach the tries without an exported call.
+ */
+struct trie4;
+struct trie6;
+struct fib_policy;
+struct policy_stage;
+
+/* A small per-family filter of the local table's prefixes (fib/policy.c):
+ * "dst cannot be in the local table" in one bit test for the fast path. */
+#define LOCALF_BITS 4096u
+#define LOCALF_SHORT 4
+struct localf {
+	uint64_t bits[LOCALF_BITS / 64]; /* hash of the /24 (IPv4) or /64 (IPv6) */
+	/* prefixes shorter than that: key and plen; plen 0xff: empty slot */
+	unsigned __int128 short_key[LOCALF_SHORT];
+	uint8_t short_plen[LOCALF_SHORT];
+	uint8_t all; /* too many short prefixes: every address may be local */
+};
+
+struct fib {
+	struct fib_ctx ctx;
+	struct trie4 *t4;
+	struct trie6 *t6;
+	uint64_t generation;
+	struct fib_policy *policy[2];    /* RCU: [0] IPv4, [1] IPv6 */
+	struct policy_stage *ps;         /* the writer's staging copy */
+	uint64_t policy_gen;
+	uint8_t policy_default[2];       /* read without the lock: fib_policy_is_default */
+	struct localf localf[2];
+};
+
 #endif

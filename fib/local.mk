@@ -9,6 +9,9 @@ fib_libfib_la_SOURCES = \
 	fib/info.c \
 	fib/pool.c \
 	fib/reclaim.c \
+	fib/policy.c \
+	fib/resolve.c \
+	fib/mphash.c \
 	fib/regions.c
 noinst_HEADERS += \
 	fib/rcu.h \
@@ -19,9 +22,11 @@ noinst_HEADERS += \
 	fib/pool.h \
 	fib/reclaim.h \
 	fib/regions.h \
-	fib/fib_priv.h
+	fib/fib_priv.h \
+	fib/policy_priv.h \
+	fib/mphash.h
 # Installed as <fib/fib.h>; daemon/local.mk adds <fib/lookup_proto.h>.
-fibinclude_HEADERS += fib/fib.h
+fibinclude_HEADERS += fib/fib.h fib/policy.h
 fib_libfib_la_CFLAGS = $(AM_CFLAGS) -O3
 fib_libfib_la_LIBADD = $(URCU_LIBS) -lpthread
 fib_libfib_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^(fib|flow)_'

@@ -2,8 +2,7 @@
 /*
  * DOC: route region generations (see fib/regions.h)
  *
- * The counters live inside struct fib_ctx, the first member of struct fib
- * (fib/fib.c asserts it), so the reader needs no accessor in fib.c.
+ * The counters live inside struct fib_ctx (fib/fib_priv.h).
  */
 #include "config.h"
 
@@ -49,8 +48,6 @@ regions_bump_all(struct fib_regions *rg, int family)
 uint32_t
 fib_region_gen_rcu(const struct fib *fib, int family, const void *dst)
 {
-	const struct fib_ctx *ctx = (const struct fib_ctx *)(const void *)fib;
-
-	return __atomic_load_n(&ctx->regions.gen[family == AF_INET6][fib_region_of(dst)],
+	return __atomic_load_n(&fib->ctx.regions.gen[family == AF_INET6][fib_region_of(dst)],
 			       __ATOMIC_ACQUIRE);
 }

@@ -35,6 +35,8 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 			      struct fib_result *res, size_t n);                              \
 	struct fib_result P##_find(const struct P *t, K key, unsigned slen, uint32_t table,   \
 				   uint8_t tos, uint32_t priority, unsigned nth);             \
+	struct fib_result P##_find_nth(const struct P *t, K key, unsigned slen, uint32_t table, \
+				       uint8_t tos, unsigned nth);                            \
 	void P##_leaf_key(const struct fib_leaf *l, union fib_addr *a);                       \
 	int P##_walk(const struct P *t, fib_walk_cb cb, void *arg);                           \
 	void P##_stats(const struct P *t, struct fib_trie_stats *st);                         \

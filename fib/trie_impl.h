@@ -580,6 +580,42 @@ TN(find)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t table, u
 	return res;
 }
 
+/*
+ * The nth alias (0: the first) of key/(KEYBITS - slen) in table that a
+ * lookup with tos may answer with (route tos 0 or tos), in lookup order:
+ * the resolution's way past a route whose paths are all dead, as the
+ * kernel's fib_table_lookup goes on to the next alias, then backtracks.
+ * Call with rcu_read_lock held.
+ */
+struct fib_result
+TN(find_nth)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t table, uint8_t tos,
+	     unsigned nth)
+{
+	struct fib_result res = { NULL, NULL };
+	const struct tkv *n = T_LOAD(t->root);
+
+	while (n && !IS_LEAF(n)) {
+		tkey index = get_cindex(key, n);
+
+		if (index >> n->bits)
+			return res;
+		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+	}
+	if (!n || n->key != key)
+		return res;
+	for (unsigned i = 0; i < n->n; i++) {
+		const struct fib_alias *fa = &TLEAF(n)->fa[i];
+
+		if (fa->slen == slen && fa->table == table && (!fa->tos || fa->tos == tos) &&
+		    nth-- == 0) {
+			res.leaf = (const struct fib_leaf *)n;
+			res.alias = (const struct fib_alias *)fa;
+			break;
+		}
+	}
+	return res;
+}
+
 void
 TN(leaf_key)(const struct fib_leaf *l, union fib_addr *a)
 {

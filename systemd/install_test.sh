@@ -58,6 +58,7 @@ case " $programs " in
 *) echo "note: fibctl is not built yet (client/local.mk); not checked" ;;
 esac
 want "$includedir/fib/fib.h"
+want "$includedir/fib/policy.h"
 want "$includedir/fib/lookup_proto.h"
 want "$pkgconfigdir/libfib.pc"
 if ls "$root$libdir"/libfib.so.* >/dev/null 2>&1; then

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: the policy snapshot shared by fib/policy.c and fib/resolve.c
+ *
+ * One struct fib_policy per family, immutable once published, in one
+ * block of pool memory (retired whole through fib/reclaim.h):
+ *
+ *   struct fib_policy | rules[nrules] | links[nlinks] | addrs[naddrs]
+ *     rules: sorted by priority, equal priorities in insertion order; each
+ *            with its devices resolved to ifindexes and its goto target
+ *            resolved to an index (the kernel's ctarget)
+ *     links: sorted by ifindex
+ *     addrs: this family's, sorted by ifindex, then in the kernel's list
+ *            order (IPv4: primaries by scope, host first)
+ */
+#ifndef FIB_POLICY_PRIV_H
+#define FIB_POLICY_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib/fib_priv.h"
+#include "fib/policy.h"
+
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h: carrier */
+#endif
+
+#define POLICY_NOIF UINT32_MAX  /* a rule's device that does not exist */
+#define POLICY_NOJUMP UINT32_MAX /* a goto without a target rule */
+#define POLICY_LOOPBACK 1u      /* the kernel's LOOPBACK_IFINDEX */
+
+struct policy_rule {
+	struct fib_rule r;
+	uint32_t iif, oif; /* 0 any, POLICY_NOIF never */
+	uint32_t jump;     /* FIB_RULE_GOTO: index of the target rule */
+};
+
+struct fib_policy {
+	size_t size; /* of the whole block, for the retire */
+	uint64_t gen;
+	uint8_t family, is_default;
+	uint8_t all_up; /* every link up with carrier: no path can be dead */
+	uint32_t nrules, nlinks, naddrs;
+	struct fib_mp_hash hash;
+	const struct policy_rule *rules;
+	const struct fib_link *links;
+	const struct fib_ifaddr *addrs;
+};
+
+static inline int
+policy_fidx(int family)
+{
+	return family == AF_INET6;
+}
+
+/* The link of ifindex in p, NULL if unknown. Context: reader. */
+const struct fib_link *policy_link(const struct fib_policy *p, uint32_t ifindex);
+/* The first address of ifindex in p and how many follow it. */
+const struct fib_ifaddr *policy_addrs(const struct fib_policy *p, uint32_t ifindex, size_t *n);
+
+/* fib.c's hooks: the policy's part of fib_new and fib_free. */
+int policy_init(struct fib *fib);
+void policy_fini(struct fib *fib);
+
+/*
+ * The local-table filter, kept by fib.c's route calls (Context: writer):
+ * a route of table 255 is noted before it is added and forgotten after it
+ * is deleted, so a reader never misses one that is in the trie.
+ */
+#define POLICY_TABLE_LOCAL 255u
+void localf_note_add(struct fib *fib, const struct fib_route *r);
+void localf_note_del(struct fib *fib, const struct fib_route *r);
+void localf_reset(struct fib *fib, int family);
+/* May dst (IPv4: host order in the low 32 bits; IPv6: the trie key) be
+ * in the local table? Context: reader. */
+int localf_maybe(const struct localf *f, int family, unsigned __int128 key);
+
+#endif
