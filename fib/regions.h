@@ -60,4 +60,32 @@ fib_region_of(const void *addr)
  */
 uint32_t fib_region_gen_rcu(const struct fib *fib, int family, const void *dst);
 
+
+/* The flow fields a policy reads besides family, flags, tos, iif, oif,
+ * destination and source (struct fib_keymask.fields). */
+#define FIB_KEY_MARK 0x01
+#define FIB_KEY_UID 0x02
+#define FIB_KEY_SPORT 0x04
+#define FIB_KEY_DPORT 0x08
+#define FIB_KEY_PROTO 0x10
+#define FIB_KEY_FLOWLABEL 0x20
+struct fib_keymask {
+	uint32_t fields;    /* FIB_KEY_* */
+	uint32_t mark_mask; /* the OR of the rules' fwmark masks */
+};
+
+/*
+ * The generation of the policy snapshot of family published now, read
+ * from the snapshot itself: a resolution that starts after this call sees
+ * that snapshot or a newer one, whose generation differs.
+ * Context: reader.
+ */
+uint64_t fib_policy_gen_rcu(const struct fib *fib, int family);
+/*
+ * The fields of a flow that the rules and the multipath hash of the
+ * snapshot published now read (doc/decisions.md, section 4: keymask);
+ * returns that snapshot's generation. Context: reader.
+ */
+uint64_t fib_policy_keymask_rcu(const struct fib *fib, int family, struct fib_keymask *m);
+
 #endif
