@@ -63,10 +63,12 @@
 #include "cache/flow.h"
 
 #define FLOW_WAYS 4
-#define FLOW_STRIPES_MAX 1024
+/* Locks and counters of a share of the sets. Few: the sampling and the
+ * evaluation count per stripe, and must come round often. */
+#define FLOW_STRIPES_MAX 64
 #define FLOW_ISTRIPES 256
 #define FLOW_SAMPLE 1024     /* 1 lookup in FLOW_SAMPLE is timed */
-#define FLOW_ADAPT 4096      /* lookups of a stripe between evaluations */
+#define FLOW_ADAPT 1024      /* lookups of a stripe between evaluations */
 #define FLOW_BYPASS_SAMPLE 16
 #define FLOW_ADMIT_SHIFT_MAX 10
 #define FLOW_K_LEGACY 0x80   /* key flags: a flow_key entry */
@@ -135,7 +137,7 @@ struct flow_stripe {
 		bypass_default, bypass_samples, insert_odd;
 	uint64_t hit_t, hit_n, res_t, res_n, pm_t, pm_n, ins_t, ins_n;
 	/* under lock */
-	uint64_t inserts, evict_lru, stale_removed, insert_norec;
+	uint64_t inserts, evict_lru, insert_full, insert_norec;
 } __attribute__((aligned(64)));
 
 struct flow_batch {
@@ -687,6 +689,9 @@ flow_batch_free_rcu(struct rcu_head *head)
 	fc = b->fc;
 	FLOW_TSAN_ACQUIRE(fc);
 	gp = flow_mono_ns() - b->queued_ns;
+	/* order: rc_lock, then free_lock: flow_cache_check sees the ids
+	 * either pending or free */
+	pthread_mutex_lock(&fc->rc_lock);
 	pthread_mutex_lock(&fc->free_lock);
 	for (id = b->head; id; id = n) {
 		n = fc->recs[id].next;
@@ -694,7 +699,6 @@ flow_batch_free_rcu(struct rcu_head *head)
 		fc->free_head = id;
 	}
 	pthread_mutex_unlock(&fc->free_lock);
-	pthread_mutex_lock(&fc->rc_lock);
 	fc->rc.bytes_freed += (uint64_t)b->count * sizeof(struct flow_rec);
 	fc->rc.bytes_pending -= (uint64_t)b->count * sizeof(struct flow_rec);
 	fc->pending_recs -= b->count;
@@ -759,11 +763,10 @@ flow_intern(struct flow_cache *fc, const struct fib_decision *d)
 {
 	uint64_t h = flow_rec_hash(fc, d);
 	uint32_t i = (uint32_t)h & fc->imask, id;
-	pthread_mutex_t *lk = &fc->ilock[(h >> 32) & (FLOW_ISTRIPES - 1)];
+	pthread_mutex_t *lk = &fc->ilock[i & (FLOW_ISTRIPES - 1)];
 	struct flow_rec *r;
 
-	/* the stripe is chosen by other bits than the chain: a chain is
-	 * always under the same stripe since both derive from h */
+	/* one chain, one lock: the stripe is the chain's low bits */
 	pthread_mutex_lock(lk);
 	for (id = fc->iheads[i]; id; id = fc->recs[id].next) {
 		r = &fc->recs[id];
@@ -799,7 +802,7 @@ flow_rec_put(struct flow_cache *fc, uint32_t id)
 	if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	h = flow_rec_hash(fc, &r->d);
-	lk = &fc->ilock[(h >> 32) & (FLOW_ISTRIPES - 1)];
+	lk = &fc->ilock[(uint32_t)h & fc->imask & (FLOW_ISTRIPES - 1)];
 	pthread_mutex_lock(lk);
 	if (!__atomic_compare_exchange_n(&r->refs, &zero, FLOW_REC_DEAD, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED)) {
@@ -949,6 +952,7 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 	} else {
 		if (empty >= 0) {
 			__atomic_sub_fetch(&fc->entries, 1, __ATOMIC_RELAXED);
+			s->insert_full++;
 			flow_pressure_request(fc);
 		}
 		w = lru;
@@ -1365,17 +1369,30 @@ flow_scan_set(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
 {
 	struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
 	struct flow_set *set = &fc->sets[b];
-	uint32_t dead[FLOW_WAYS], age;
+	uint32_t dead[FLOW_WAYS], ages[FLOW_WAYS], age;
 	uint64_t tmo = sc->tmo;
-	unsigned w, nd = 0;
+	unsigned w, i, j, nd = 0, order[FLOW_WAYS], n = 0;
 
 	pthread_mutex_lock(&s->lock);
+	/* youngest first, as the kernel's chains (newest at the head): the
+	 * timeout halves for each entry kept before an older one */
 	for (w = 0; w < FLOW_WAYS; w++) {
 		if (!set->tag[w])
 			continue;
 		age = sc->now - ld32(&set->used[w]);
 		if ((int32_t)age < 0)
 			age = 0;
+		for (i = n; i > 0 && ages[i - 1] > age; i--) {
+			ages[i] = ages[i - 1];
+			order[i] = order[i - 1];
+		}
+		ages[i] = age;
+		order[i] = w;
+		n++;
+	}
+	for (j = 0; j < n; j++) {
+		w = order[j];
+		age = ages[j];
 		if (flow_way_stale(sc, &fc->keys[(size_t)b * FLOW_WAYS + w], set->gen[w])) {
 			sc->stale++;
 		} else if (sc->mode == SCAN_FORCE || age > tmo) {
@@ -1820,6 +1837,7 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 		pthread_mutex_lock(&s->lock);
 		st_->inserts += s->inserts;
 		st_->evict_lru += s->evict_lru;
+		st_->insert_full += s->insert_full;
 		pthread_mutex_unlock(&s->lock);
 	}
 	st_->stale_hits = st_->invalid_route + st_->invalid_policy;
@@ -2000,6 +2018,7 @@ flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
 			if (fc->recs[id].refs == FLOW_REC_DEAD)
 				FLOW_BAD("record %u: dead in an intern chain", id);
 		}
+	pthread_mutex_lock(&fc->rc_lock);
 	pthread_mutex_lock(&fc->free_lock);
 	for (id = fc->free_head; id; id = fc->recs[id].next)
 		nfree++;
@@ -2013,7 +2032,6 @@ flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
 			 (unsigned long long)fc->live_recs);
 	if (!err && nchain != nlive)
 		FLOW_BAD("%u records interned, %llu live", nchain, (unsigned long long)nlive);
-	pthread_mutex_lock(&fc->rc_lock);
 	if (!err && nlive + fc->pending_recs + nfree != fc->fresh - 1u)
 		FLOW_BAD("records: %llu live + %llu pending + %u free != %u",
 			 (unsigned long long)nlive, (unsigned long long)fc->pending_recs, nfree,
