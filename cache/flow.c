@@ -1,57 +1,49 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: flow cache: keyed hash, RCU chains, doorkeeper admission, expiry
+ * DOC: decision cache: 4-way sets, interned records, region generations
  *
  * Layout:
  *
- *   buckets[]  (2^n heads, 8 bytes each)       stripes[] (locks + counters)
- *   +------+                                    bucket b uses stripe
- *   |  *---+--> entry -> entry -> NULL           b & stripe_mask
- *   | NULL |     (newest first, <= chain_cap)
- *   |  *---+--> entry -> NULL                 doorkeeper: 2^k bits, one per
- *   +------+                                    keyed-hash value; reset at
- *                                               1/16 fill
+ *   sets[]  (2^n, one 64-byte line each)        keys[] (4 lines per set)
+ *   +-----------------------------------+       +---------------------+
+ *   | tag[4] pol[4] rec[4] gen[4] used[4]|  w -> | masked flow (60 B)  |
+ *   +-----------------------------------+       | seq (even: stable)  |
+ *        | rec id                                +---------------------+
+ *        v
+ *   recs[] (64 B each: struct fib_decision, refs, next)  <- iheads[] (intern
+ *   hash, chains through next, striped locks); free ids after a grace period
  *
- * An entry is immutable once published except last_use (relaxed, written
- * at most once per touch granule). Readers walk a chain with acquire
- * loads and no lock; writers (insert, expiry, flush) hold the bucket's
- * stripe lock and unlink with release stores, leaving the unlinked
- * entry's next pointer intact for readers still on it. Unlinked entries
- * collect in a batch freed by call_rcu once it holds reclaim_bytes.
+ * Readers never lock. A way is written under its set's stripe lock with
+ * the way's seq made odd first and even after (a seqlock); a reader that
+ * matched the tag reads seq, compares the key, reads record id and
+ * generation, and accepts them only if seq was even and unchanged.
+ * Every field is read and written with relaxed atomics, the seq with
+ * acquire and release.
  *
- * Generation rule: a miss reads fib_generation() before fib_lookup_rcu()
- * and tags the new entry with it, so an entry never claims a generation
- * newer than the trie it was computed from. libfib's generation is odd
- * while a change is in progress (fib_begin .. fib_end bump it twice) and
- * even between changes. So:
+ * Generation rule: an entry stores region generation + policy generation
+ * (+ the FIB generation for flow_key entries), all read before the
+ * resolution; each only grows, so the sum moves on any change, and a hit
+ * needs the sum equal to the current one. The policy generation is read
+ * from the published snapshot (fib_policy_gen_rcu), so a resolution after
+ * it sees that snapshot or one with another generation. The regions are
+ * bumped after the change and before fib_end releases its retired memory
+ * (fib/regions.h): a reader that still sees the old sum is inside a read
+ * section the grace period of that memory waits for, so the record's
+ * info pointer is still there.
  *
- *   - no entry is inserted at an odd generation (flow_insert refuses it,
- *     insert_odd): what a reader finds during a change may be what the
- *     change is retiring, and only the second bump makes it stale;
- *   - a hit requires entry gen == fib_generation() and that generation
- *     even: an entry recorded at an odd generation is never returned,
- *     even if one got in (defence in depth; flow_cache_check reports it).
- *
- * libfib also holds a change's reclamation batches until the second bump
- * (fib/fib.c, fib_end): any one of the three prevents a hit on freed
- * memory, and the crash the soak test found (tests/soak/README.md) needed
- * all three missing. For an entry of an even generation G: the next
- * change moves the generation past G before it retires anything, so a
- * reader that still sees G is inside a read section that the grace period
- * of that memory waits for.
+ * Records: a decision is interned (one record per distinct decision),
+ * counted by the ways naming it; the last way gone, it is unlinked
+ * (refs CAS 0 -> dead, under its intern stripe lock) and its id joins a
+ * batch handed to call_rcu; the callback puts the ids on the free list.
+ * rec_put is only called inside a read section, so a dead record cannot
+ * be reused under a thread still deciding about it.
  *
  * Hash: SipHash-1-3 (Aumasson, Bernstein 2012) with the caller's 128-bit
- * secret, over the packed key (3 words for IPv4, 6 for IPv6). Low bits pick
- * the bucket, high bits the doorkeeper bit and the 32-bit tag compared
- * before the key.
+ * secret over the packed key; low bits pick the set, the top 16 the tag.
  *
  * Expiry: net/ipv4/route.c rt_check_expire (periodic share of the table
- * from a rover, timeout halved per entry kept in a chain) and
+ * from a rover, timeout halved per entry kept in a set) and
  * rt_garbage_collect (pressure: halve the timeout until the goal is met).
- * The scanner reads each chain lock-free inside an RCU read section and
- * takes the stripe lock only for a bucket that has something to remove;
- * it leaves the read section whenever it yields, so a grace period waits
- * at most one scan budget (2 ms) for it, as a softirq's budget.
  */
 #include "config.h"
 
@@ -67,18 +59,21 @@
 #include <sys/socket.h>
 
 #include "fib/rcu.h"
+#include "fib/regions.h"
 #include "cache/flow.h"
 
-#define FLOW_STRIPES_MAX 1024
-#define FLOW_TOUCH_NS 1000000000ull /* last_use granule: at most 1 s */
-/* Time-budget checks come every yield_check non-empty buckets, or every
- * yield_check * FLOW_WORK_LOCKED empty ones: a clock read costs 20-50 ns
- * on a VM, an empty bucket 0.3-1 ns, a non-empty one about 100. */
-#define FLOW_WORK_LOCKED 256
-/* Empty buckets skipped between two tests of the "someone is waiting"
- * flag (a non-empty bucket is always followed by one): leaving the skip
- * loop costs a mispredicted branch, 512 empty heads take 150-500 ns. */
-#define FLOW_SKIP_RUN 512
+#define FLOW_WAYS 4
+/* Locks and counters of a share of the sets. Few: the sampling and the
+ * evaluation count per stripe, and must come round often. */
+#define FLOW_STRIPES_MAX 64
+#define FLOW_ISTRIPES 256
+#define FLOW_SAMPLE 1024     /* 1 lookup in FLOW_SAMPLE is timed */
+#define FLOW_ADAPT 1024      /* lookups of a stripe between evaluations */
+#define FLOW_BYPASS_SAMPLE 16
+#define FLOW_ADMIT_SHIFT_MAX 10
+#define FLOW_K_LEGACY 0x80   /* key flags: a flow_key entry */
+#define FLOW_REC_RESULT 0x80 /* record flags: holds a fib_result */
+#define FLOW_REC_DEAD 0x80000000u
 #define NS_PER_S 1000000000ull
 
 #if defined(__has_feature)
@@ -89,12 +84,8 @@
 #if defined(__SANITIZE_THREAD__)
 #define FLOW_TSAN 1
 #endif
-/*
- * TSAN cannot see urcu grace periods or the call_rcu queue: lock-free
- * readers release the cache after their last entry access, the writer
- * releases a batch before call_rcu, and the callback acquires both
- * before freeing.
- */
+/* TSAN cannot see grace periods: readers release the cache after their
+ * last record access, the call_rcu callback acquires it before reusing. */
 #ifdef FLOW_TSAN
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
@@ -105,70 +96,103 @@ void __tsan_release(void *addr);
 #define FLOW_TSAN_ACQUIRE(p) ((void)(p))
 #endif
 
-struct flow_entry {
-	struct flow_entry *next; /* RCU chain */
-	uint32_t tag;
-	uint32_t pad_;
-	struct flow_key key;     /* 48: the first line ends here */
-	uint64_t gen;
-	uint64_t last_use; /* relaxed */
-	struct fib_result res;
-	struct flow_entry *retire_next;
-};
-#define FLOW_ENTRY_SIZE 128
-_Static_assert(sizeof(struct flow_entry) <= FLOW_ENTRY_SIZE, "flow_entry fits 128 bytes");
+struct flow_set {
+	union {
+		uint16_t tag[FLOW_WAYS]; /* 0: empty */
+		uint64_t tags;
+	};
+	uint16_t pol[FLOW_WAYS];  /* policy generation, low bits: why a hit was refused */
+	uint32_t rec[FLOW_WAYS];
+	uint32_t gen[FLOW_WAYS];
+	uint32_t used[FLOW_WAYS]; /* ms */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct flow_set) == 64, "a set is one line");
 
-/* Lock and counters of a share of the buckets, one cache line or more. */
+/* The masked flow; compared as words 0..6 and u[14]; u[15] is the seq. */
+union flow_fkey {
+	struct {
+		union fib_addr dst, src;
+		uint32_t iif, oif, mark, uid;
+		uint16_t sport, dport;
+		uint32_t aux; /* flow label, or a flow_key's table */
+		uint8_t family, tos, proto, flags;
+		uint32_t seq;
+	} k;
+	uint64_t w[8];
+	uint32_t u[16];
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(union flow_fkey) == 64, "a key is one line");
+
+struct flow_rec {
+	struct fib_decision d;
+	uint32_t refs; /* ways naming it; FLOW_REC_DEAD once unlinked */
+	uint32_t next; /* intern chain, then retire batch, then free list */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct flow_rec) == 64, "a record is one line");
+
 struct flow_stripe {
 	pthread_mutex_t lock;
-	/* lookup path, no lock: relaxed and lossy under concurrency */
-	uint64_t hits, misses, stale_hits, admit_deferred, insert_full, insert_odd,
-		bypass_samples;
+	/* lookup path, no lock: relaxed and lossy */
+	uint64_t lookups, hits, misses, invalid_route, invalid_policy, admit_skipped,
+		bypass_default, bypass_samples, insert_odd;
+	uint64_t hit_t, hit_n, res_t, res_n, pm_t, pm_n, ins_t, ins_n;
 	/* under lock */
-	uint64_t inserts, evict_chain, stale_removed;
+	uint64_t inserts, evict_lru, insert_full, insert_norec;
 } __attribute__((aligned(64)));
 
 struct flow_batch {
 	struct rcu_head rcu;
 	struct flow_cache *fc;
-	struct flow_entry *list;
-	uint64_t bytes;
+	uint32_t head, count;
 	uint64_t queued_ns;
 };
 
-/* Read-mostly fields first; fields written on the lookup path each get
- * their own cache line so that hits on other threads do not miss. */
+struct flow_mask {
+	uint64_t pgen1; /* policy generation + 1; 0: being written */
+	uint32_t fields, mark_mask;
+} __attribute__((aligned(64)));
+
 struct flow_cache {
 	struct flow_config cfg;
 	uint32_t mask;
 	uint32_t stripe_mask;
-	struct flow_entry **buckets;
+	struct flow_set *sets;
+	union flow_fkey *keys;
 	struct flow_stripe *stripes;
-	uint64_t *door;
-	uint64_t door_mask; /* bits - 1 */
-	uint64_t door_limit;
+	struct flow_rec *recs;
+	uint32_t nrecs;
+	uint32_t *iheads;
+	uint32_t imask;
+	pthread_mutex_t ilock[FLOW_ISTRIPES];
 	uint64_t thresh, target;
-	uint64_t touch_ns;
+	uint32_t touch_ms;
+	uint64_t tsc0, ns0;
 
 	/* read on every lookup, written rarely */
-	uint64_t tick_now __attribute__((aligned(64))); /* the clock, refreshed by the worker */
-	int ticking;         /* atomic: tick_now is live */
-	int bypass;          /* relaxed: hit rate low, most flows skip the cache */
-	int want_cpu;        /* atomic */
-	int stopping;        /* atomic */
+	uint64_t tick_now __attribute__((aligned(64)));
+	int ticking;
+	int bypass;
+	int admit_shift;
+	int want_cpu;
+	int stopping;
+	struct flow_mask masks[2];
+	pthread_mutex_t mask_lock;
+	uint64_t mask_updates;
 
-	uint64_t entries __attribute__((aligned(64))); /* atomic, every insert */
-	int pressure;        /* atomic */
-	uint64_t insert_nomem; /* atomic, rare */
-	long fail_after;     /* atomic: test hook (FIB_FAULT_INJECTION) */
-	uint64_t door_fill __attribute__((aligned(64))); /* relaxed, sampled */
-	uint64_t door_resets;
-	pthread_mutex_t door_lock;
+	uint64_t entries __attribute__((aligned(64))); /* atomic */
+	int pressure;
+	long fail_after;
+	uint64_t live_recs;   /* atomic */
+
+	pthread_mutex_t free_lock;
+	uint32_t free_head, fresh;
+
 	pthread_mutex_t adapt_lock;
-	uint64_t adapt_hits, adapt_misses; /* sums at the last evaluation */
+	uint64_t a_hits, a_misses, a_ht, a_hn, a_rt, a_rn, a_pt, a_pn, a_it, a_in;
+	uint64_t c_hit, c_res, c_pm, c_ins; /* ticks, smoothed */
 	uint64_t bypass_entered;
+	uint64_t samples;
 
-	/* scanners, under gc_lock; counters read relaxed by flow_cache_stats */
 	pthread_mutex_t gc_lock;
 	uint32_t rover, prover;
 	uint64_t last_expire;
@@ -176,24 +200,21 @@ struct flow_cache {
 	uint64_t gc_runs, gc_pressure_runs, buckets_scanned, gc_ns_last, gc_ns_max, yields;
 	uint64_t expired_idle, expired_stale, evict_size, flushed;
 
-	/* reclamation */
 	pthread_mutex_t rc_lock;
 	struct flow_batch *batch;
 	struct fib_reclaim_stats rc;
+	uint64_t pending_recs;
 	uint64_t batch_nomem;
+	uint32_t batch_recs;
 
-	/* worker */
 	pthread_mutex_t wk_lock;
 	pthread_cond_t wk_cond;
 	pthread_t wk_thread;
 	bool wk_running;
 	bool wk_stop;
 	const struct fib *wk_fib;
-	uint64_t wk_beat; /* atomic: flow_mono_ns() of the worker's last wakeup */
+	uint64_t wk_beat;
 };
-
-/* Types above; helpers, hash, lookup, insert, reclamation, expiry, worker,
- * introspection below. */
 
 static inline uint64_t
 ld(const uint64_t *p)
@@ -207,11 +228,22 @@ st(uint64_t *p, uint64_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
-/* Lossy increment: no lock prefix on the lookup path. */
 static inline void
 inc(uint64_t *p)
 {
 	st(p, ld(p) + 1);
+}
+
+static inline uint32_t
+ld32(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void
+st32(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
 static uint64_t
@@ -233,17 +265,24 @@ flow_coarse_ns(void *arg)
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+/* The sampling clock: the TSC where there is one (converted to ns with
+ * the ratio since flow_cache_new), else the monotonic clock. */
+static inline uint64_t
+flow_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return flow_mono_ns();
+#endif
+}
+
 static inline uint64_t
 flow_now(const struct flow_cache *fc)
 {
 	return fc->cfg.clock(fc->cfg.clock_arg);
 }
 
-/*
- * The lookup path's clock: while the worker runs it refreshes tick_now
- * every touch granule, so a hit reads one shared, rarely written word
- * instead of calling clock_gettime (50 ns on a VM's TSC, 14 ns coarse).
- */
 static inline uint64_t
 flow_now_fast(struct flow_cache *fc)
 {
@@ -252,12 +291,12 @@ flow_now_fast(struct flow_cache *fc)
 	return flow_now(fc);
 }
 
-/*
- * Fault injection (builds configured with --enable-fault-injection, and
- * tests/fault/flow_fault_test): true when the allocation about to be made
- * is the one *left counts down to. Every allocation site of this file
- * asks first, so a test can fail each in turn.
- */
+static inline uint32_t
+flow_ms(uint64_t ns)
+{
+	return (uint32_t)(ns / 1000000u);
+}
+
 #ifdef FIB_FAULT_INJECTION
 static bool
 flow_fault(long *left)
@@ -336,36 +375,115 @@ flow_siphash13(const uint64_t k[2], const uint64_t *m, unsigned n)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* IPv4 keys hash 5 words (the addresses packed into one), IPv6 keys 8. */
 static inline uint64_t
-flow_hash(const struct flow_cache *fc, const struct flow_key *k)
+flow_hash(const struct flow_cache *fc, const union flow_fkey *k)
 {
-	uint64_t m[6];
-	uint32_t d, s;
+	uint64_t m[8];
 
-	if (k->family == AF_INET) {
-		memcpy(&d, k->dst.b, 4);
-		memcpy(&s, k->src.b, 4);
-		m[0] = (uint64_t)d | (uint64_t)s << 32;
-		m[1] = (uint64_t)k->table | (uint64_t)k->iif << 32;
-		m[2] = (uint64_t)k->tos | (uint64_t)k->family << 8;
-		return flow_siphash13(fc->cfg.secret, m, 3);
+	if (k->k.family == AF_INET) {
+		m[0] = (uint64_t)k->u[0] | (uint64_t)k->u[4] << 32;
+		m[1] = k->w[4];
+		m[2] = k->w[5];
+		m[3] = k->w[6];
+		m[4] = k->u[14];
+		return flow_siphash13(fc->cfg.secret, m, 5);
 	}
-	memcpy(m, k->dst.b, 16);
-	memcpy(m + 2, k->src.b, 16);
-	m[4] = (uint64_t)k->table | (uint64_t)k->iif << 32;
-	m[5] = (uint64_t)k->tos | (uint64_t)k->family << 8;
-	return flow_siphash13(fc->cfg.secret, m, 6);
+	memcpy(m, k->w, 56);
+	m[7] = k->u[14];
+	return flow_siphash13(fc->cfg.secret, m, 8);
 }
 
-static inline bool
-flow_key_eq(const struct flow_key *a, const struct flow_key *b)
+static inline uint16_t
+flow_tag(uint64_t h)
 {
-	const uint64_t *x = (const uint64_t *)(const void *)a;
-	const uint64_t *y = (const uint64_t *)(const void *)b;
+	uint16_t t = (uint16_t)(h >> 48);
 
-	_Static_assert(sizeof(struct flow_key) == 48, "flow_key is 6 words");
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) |
-		(x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
+	return t ? t : 1;
+}
+
+/* Compare a stored key (relaxed loads) with a built one. */
+static inline bool
+flow_fkey_eq(const union flow_fkey *s, const union flow_fkey *k)
+{
+	uint64_t x = 0;
+	unsigned i;
+
+	for (i = 0; i < 7; i++)
+		x |= __atomic_load_n(&s->w[i], __ATOMIC_RELAXED) ^ k->w[i];
+	return x == 0 && ld32(&s->u[14]) == k->u[14];
+}
+
+/* Masks: the optional key fields per family, recomputed when the policy
+ * generation moves. 1 and *m on success, 0: resolve without the cache. */
+static bool
+flow_mask_get(struct flow_cache *fc, const struct fib *fib, int fam, uint64_t pgen,
+	      struct fib_keymask *m)
+{
+	struct flow_mask *mk = &fc->masks[fam == AF_INET6];
+	struct fib_keymask nm;
+	uint64_t p = __atomic_load_n(&mk->pgen1, __ATOMIC_ACQUIRE), g;
+
+	if (__builtin_expect(p != pgen + 1, 0)) {
+		if (pthread_mutex_trylock(&fc->mask_lock))
+			return false;
+		g = fib_policy_keymask_rcu(fib, fam, &nm);
+		if (g == pgen) {
+			__atomic_store_n(&mk->pgen1, 0, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+			st32(&mk->fields, nm.fields);
+			st32(&mk->mark_mask, nm.mark_mask);
+			__atomic_store_n(&mk->pgen1, pgen + 1, __ATOMIC_RELEASE);
+			inc(&fc->mask_updates);
+		}
+		pthread_mutex_unlock(&fc->mask_lock);
+		if (g != pgen)
+			return false;
+		p = pgen + 1;
+	}
+	m->fields = ld32(&mk->fields);
+	m->mark_mask = ld32(&mk->mark_mask);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&mk->pgen1, __ATOMIC_RELAXED) == p;
+}
+
+static inline void
+flow_fkey_build(union flow_fkey *k, const struct fib_flow *fl, const struct fib_keymask *m)
+{
+	unsigned alen = fl->family == AF_INET ? 4 : 16;
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->k.dst.b, fl->dst.b, alen);
+	memcpy(k->k.src.b, fl->src.b, alen);
+	k->k.iif = fl->iif;
+	k->k.oif = fl->oif;
+	k->k.mark = fl->mark & m->mark_mask;
+	if (m->fields & FIB_KEY_UID)
+		k->k.uid = fl->uid;
+	if (m->fields & FIB_KEY_SPORT)
+		k->k.sport = fl->sport;
+	if (m->fields & FIB_KEY_DPORT)
+		k->k.dport = fl->dport;
+	if (m->fields & FIB_KEY_PROTO)
+		k->k.proto = fl->ipproto;
+	if (m->fields & FIB_KEY_FLOWLABEL)
+		k->k.aux = fl->flowlabel;
+	k->k.family = fl->family;
+	k->k.tos = fl->tos;
+	k->k.flags = fl->flags & 0x7f;
+}
+
+static void
+flow_legacy_build(union flow_fkey *k, const struct flow_key *key)
+{
+	memset(k, 0, sizeof(*k));
+	k->k.dst = key->dst;
+	k->k.src = key->src;
+	k->k.iif = key->iif;
+	k->k.aux = key->table;
+	k->k.family = key->family;
+	k->k.tos = key->tos;
+	k->k.flags = FLOW_K_LEGACY;
 }
 
 void
@@ -400,14 +518,24 @@ flow_key_set6(struct flow_key *k, uint32_t table, const uint8_t *dst, const uint
 uint32_t
 flow_cache_bucket(const struct flow_cache *fc, const struct flow_key *key)
 {
-	return (uint32_t)flow_hash(fc, key) & fc->mask;
+	union flow_fkey k;
+
+	flow_legacy_build(&k, key);
+	return (uint32_t)flow_hash(fc, &k) & fc->mask;
 }
 
-/*
- * Bucket heads: 2 MiB aligned and advised into transparent huge pages
- * when that large (THP is often "madvise" only): a scan or a lookup then
- * misses the TLB once per 256K heads instead of once per 512.
- */
+uint32_t
+flow_cache_set(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl)
+{
+	struct fib_keymask m = { ~0u, ~0u };
+	union flow_fkey k;
+
+	if (fl->family == AF_INET || fl->family == AF_INET6)
+		(void)flow_mask_get(fc, fib, fl->family, fib_policy_gen_rcu(fib, fl->family), &m);
+	flow_fkey_build(&k, fl, &m);
+	return (uint32_t)flow_hash(fc, &k) & fc->mask;
+}
+
 #define FLOW_HUGE (2u << 20)
 
 static void *
@@ -416,7 +544,7 @@ flow_alloc_table(size_t bytes)
 	void *p;
 
 	if (bytes < FLOW_HUGE)
-		return malloc(bytes);
+		return posix_memalign(&p, 64, bytes) ? NULL : p;
 	bytes = (bytes + FLOW_HUGE - 1) & ~(size_t)(FLOW_HUGE - 1);
 	if (posix_memalign(&p, FLOW_HUGE, bytes))
 		return NULL;
@@ -440,7 +568,7 @@ struct flow_cache *
 flow_cache_new(const struct flow_config *c)
 {
 	struct flow_cache *fc;
-	uint64_t nb, ns, i;
+	uint64_t nb, ns, nr, ni, i;
 	long left = c ? c->fail_after : 0;
 
 	if (!c || c->buckets == 0 || c->buckets > (1u << 30) || c->max_entries == 0 ||
@@ -467,32 +595,51 @@ flow_cache_new(const struct flow_config *c)
 	fc->mask = (uint32_t)(nb - 1);
 	ns = nb < FLOW_STRIPES_MAX ? nb : FLOW_STRIPES_MAX;
 	fc->stripe_mask = (uint32_t)(ns - 1);
-	fc->buckets = flow_fault(&left) ? NULL : flow_alloc_table(nb * sizeof(*fc->buckets));
+	/* live records <= ways in use <= max_entries; the rest wait for
+	 * their grace period */
+	nr = c->max_entries < nb * FLOW_WAYS ? c->max_entries : nb * FLOW_WAYS;
+	nr += nr / 4 + 64;
+	if (nr > 0x7fffff00u)
+		nr = 0x7fffff00u;
+	fc->nrecs = (uint32_t)nr;
+	ni = flow_pow2(nr / 2 + 1);
+	fc->imask = (uint32_t)(ni - 1);
+	fc->batch_recs = fc->cfg.reclaim_bytes / sizeof(struct flow_rec);
+	if (fc->batch_recs == 0)
+		fc->batch_recs = 1;
+	if (fc->batch_recs > nr / 8 + 1)
+		fc->batch_recs = (uint32_t)(nr / 8 + 1);
+	fc->sets = flow_fault(&left) ? NULL : flow_alloc_table(nb * sizeof(*fc->sets));
+	fc->keys = flow_fault(&left) ? NULL : flow_alloc_table(nb * FLOW_WAYS * sizeof(*fc->keys));
+	fc->recs = flow_fault(&left) ? NULL : flow_alloc_table((nr + 1) * sizeof(*fc->recs));
+	fc->iheads = flow_fault(&left) ? NULL : calloc(ni, sizeof(*fc->iheads));
 	if (flow_fault(&left) ||
 	    posix_memalign((void **)&fc->stripes, 64, ns * sizeof(*fc->stripes)))
 		fc->stripes = NULL;
-	fc->door_mask = (1ull << c->doorkeeper_bits_log) - 1;
-	fc->door = flow_fault(&left) ? NULL : malloc((fc->door_mask + 1) / 8);
 	fc->batch = flow_fault(&left) ? NULL : calloc(1, sizeof(*fc->batch));
-	if (!fc->buckets || !fc->stripes || !fc->door || !fc->batch) {
-		free(fc->buckets);
+	if (!fc->sets || !fc->keys || !fc->recs || !fc->iheads || !fc->stripes || !fc->batch) {
+		free(fc->sets);
+		free(fc->keys);
+		free(fc->recs);
+		free(fc->iheads);
 		free(fc->stripes);
-		free(fc->door);
 		free(fc->batch);
 		free(fc);
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Written, not calloc'ed: the pages are faulted in now rather than
-	 * on a lookup thread's first insert into each 4 KiB of heads (and an
-	 * untouched table would be read from the shared zero page). */
-	memset(fc->buckets, 0, nb * sizeof(*fc->buckets));
-	memset(fc->door, 0, (fc->door_mask + 1) / 8);
+	/* written now, not on a lookup thread's first insert; records are
+	 * touched only when first used (fresh ids count up) */
+	memset(fc->sets, 0, nb * sizeof(*fc->sets));
+	memset(fc->keys, 0, nb * FLOW_WAYS * sizeof(*fc->keys));
 	memset(fc->stripes, 0, ns * sizeof(*fc->stripes));
 	for (i = 0; i < ns; i++)
 		pthread_mutex_init(&fc->stripes[i].lock, NULL);
-	fc->door_limit = (fc->door_mask + 1) / 16;
-	pthread_mutex_init(&fc->door_lock, NULL);
+	for (i = 0; i < FLOW_ISTRIPES; i++)
+		pthread_mutex_init(&fc->ilock[i], NULL);
+	fc->fresh = 1;
+	pthread_mutex_init(&fc->mask_lock, NULL);
+	pthread_mutex_init(&fc->free_lock, NULL);
 	pthread_mutex_init(&fc->adapt_lock, NULL);
 	pthread_mutex_init(&fc->gc_lock, NULL);
 	pthread_mutex_init(&fc->rc_lock, NULL);
@@ -509,37 +656,52 @@ flow_cache_new(const struct flow_config *c)
 	fc->target = (uint64_t)c->max_entries * 3 / 4;
 	if ((uint64_t)c->gc_elasticity * nb < fc->target)
 		fc->target = (uint64_t)c->gc_elasticity * nb;
-	fc->touch_ns = c->gc_timeout / 16 < FLOW_TOUCH_NS ? c->gc_timeout / 16 : FLOW_TOUCH_NS;
+	fc->touch_ms = (uint32_t)(c->gc_timeout / 16 / 1000000u);
+	if (fc->touch_ms > 1000)
+		fc->touch_ms = 1000;
 	fc->rc.gp_ns_min = UINT64_MAX;
 	fc->last_expire = flow_now(fc);
-	fc->fail_after = left; /* the count goes on with the cache's own */
+	fc->tsc0 = flow_ticks();
+	fc->ns0 = flow_mono_ns();
+	fc->fail_after = left;
 	return fc;
 }
 
-/*
- * Reclamation: entries unlinked under a stripe lock are chained through
- * retire_next into the current batch; a full batch goes to call_rcu.
- */
+/* Records. */
+static inline uint64_t
+flow_rec_hash(const struct flow_cache *fc, const struct fib_decision *d)
+{
+	uint64_t m[7];
+
+	memcpy(m, d, sizeof(m));
+	return flow_siphash13(fc->cfg.secret, m, 7);
+}
+
 static void
 flow_batch_free_rcu(struct rcu_head *head)
 {
 	struct flow_batch *b = caa_container_of(head, struct flow_batch, rcu);
 	struct flow_cache *fc;
-	struct flow_entry *e, *n;
+	uint32_t id, n;
 	uint64_t gp;
-
 
 	FLOW_TSAN_ACQUIRE(b);
 	fc = b->fc;
 	FLOW_TSAN_ACQUIRE(fc);
 	gp = flow_mono_ns() - b->queued_ns;
-	for (e = b->list; e; e = n) {
-		n = e->retire_next;
-		free(e);
-	}
+	/* order: rc_lock, then free_lock: flow_cache_check sees the ids
+	 * either pending or free */
 	pthread_mutex_lock(&fc->rc_lock);
-	fc->rc.bytes_freed += b->bytes;
-	fc->rc.bytes_pending -= b->bytes;
+	pthread_mutex_lock(&fc->free_lock);
+	for (id = b->head; id; id = n) {
+		n = fc->recs[id].next;
+		fc->recs[id].next = fc->free_head;
+		fc->free_head = id;
+	}
+	pthread_mutex_unlock(&fc->free_lock);
+	fc->rc.bytes_freed += (uint64_t)b->count * sizeof(struct flow_rec);
+	fc->rc.bytes_pending -= (uint64_t)b->count * sizeof(struct flow_rec);
+	fc->pending_recs -= b->count;
 	fc->rc.grace_periods++;
 	if (gp < fc->rc.gp_ns_min)
 		fc->rc.gp_ns_min = gp;
@@ -548,17 +710,17 @@ flow_batch_free_rcu(struct rcu_head *head)
 	fc->rc.gp_ns_total += gp;
 	pthread_mutex_unlock(&fc->rc_lock);
 	free(b);
-	FLOW_TSAN_RELEASE(fc); /* for flow_cache_free after rcu_barrier */
+	FLOW_TSAN_RELEASE(fc);
 }
 
-/* Hand the current batch to call_rcu if it is not empty (and, unless
- * force, full). Called with rc_lock held. */
+/* Hand the open batch to call_rcu if not empty (and, unless force,
+ * full). Called with rc_lock held. */
 static void
 flow_batch_push(struct flow_cache *fc, bool force)
 {
 	struct flow_batch *b = fc->batch, *nb;
 
-	if (!b->list || (!force && b->bytes < fc->cfg.reclaim_bytes))
+	if (!b->head || (!force && b->count < fc->batch_recs))
 		return;
 	nb = flow_fault(&fc->fail_after) ? NULL : calloc(1, sizeof(*nb));
 	if (!nb) {
@@ -570,52 +732,169 @@ flow_batch_push(struct flow_cache *fc, bool force)
 	b->fc = fc;
 	b->queued_ns = flow_mono_ns();
 	FLOW_TSAN_RELEASE(b);
+	FLOW_TSAN_RELEASE(fc);
 	urcu_memb_call_rcu(&b->rcu, flow_batch_free_rcu);
 }
 
-static void
-flow_retire(struct flow_cache *fc, struct flow_entry *list, unsigned n)
+static uint32_t
+flow_rec_alloc(struct flow_cache *fc)
 {
-	struct flow_entry *tail;
-	uint64_t bytes = (uint64_t)n * FLOW_ENTRY_SIZE;
+	uint32_t id = 0;
 
-	if (!list)
+	pthread_mutex_lock(&fc->free_lock);
+	if (fc->free_head) {
+		id = fc->free_head;
+		fc->free_head = fc->recs[id].next;
+	} else if (fc->fresh <= fc->nrecs) {
+		id = fc->fresh++;
+	}
+	pthread_mutex_unlock(&fc->free_lock);
+	if (!id) { /* give the open batch its grace period */
+		pthread_mutex_lock(&fc->rc_lock);
+		flow_batch_push(fc, true);
+		pthread_mutex_unlock(&fc->rc_lock);
+	}
+	return id;
+}
+
+/* The id of a record equal to d, with one more reference; 0: none free. */
+static uint32_t
+flow_intern(struct flow_cache *fc, const struct fib_decision *d)
+{
+	uint64_t h = flow_rec_hash(fc, d);
+	uint32_t i = (uint32_t)h & fc->imask, id;
+	pthread_mutex_t *lk = &fc->ilock[i & (FLOW_ISTRIPES - 1)];
+	struct flow_rec *r;
+
+	/* one chain, one lock: the stripe is the chain's low bits */
+	pthread_mutex_lock(lk);
+	for (id = fc->iheads[i]; id; id = fc->recs[id].next) {
+		r = &fc->recs[id];
+		if (memcmp(&r->d, d, sizeof(*d)) == 0) {
+			__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(lk);
+			return id;
+		}
+	}
+	id = flow_rec_alloc(fc);
+	if (id) {
+		r = &fc->recs[id];
+		r->d = *d;
+		__atomic_store_n(&r->refs, 1, __ATOMIC_RELAXED);
+		r->next = fc->iheads[i];
+		fc->iheads[i] = id;
+		__atomic_add_fetch(&fc->live_recs, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(lk);
+	return id;
+}
+
+/* Drop a reference; the last one retires the record. Context: inside a
+ * read section (so the id cannot be reused under this thread). */
+static void
+flow_rec_put(struct flow_cache *fc, uint32_t id)
+{
+	struct flow_rec *r = &fc->recs[id];
+	uint32_t zero = 0, *pp;
+	uint64_t h;
+	pthread_mutex_t *lk;
+
+	if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	for (tail = list; tail->retire_next; tail = tail->retire_next)
+	h = flow_rec_hash(fc, &r->d);
+	lk = &fc->ilock[(uint32_t)h & fc->imask & (FLOW_ISTRIPES - 1)];
+	pthread_mutex_lock(lk);
+	if (!__atomic_compare_exchange_n(&r->refs, &zero, FLOW_REC_DEAD, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED)) {
+		pthread_mutex_unlock(lk); /* interned again meanwhile, or retired */
+		return;
+	}
+	for (pp = &fc->iheads[(uint32_t)h & fc->imask]; *pp != id; pp = &fc->recs[*pp].next)
 		;
-	__atomic_sub_fetch(&fc->entries, n, __ATOMIC_RELAXED);
+	*pp = r->next;
+	pthread_mutex_unlock(lk);
+	__atomic_sub_fetch(&fc->live_recs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&fc->rc_lock);
-	tail->retire_next = fc->batch->list;
-	fc->batch->list = list;
-	fc->batch->bytes += bytes;
-	fc->rc.bytes_retired += bytes;
-	fc->rc.bytes_pending += bytes;
+	r->next = fc->batch->head;
+	fc->batch->head = id;
+	fc->batch->count++;
+	fc->pending_recs++;
+	fc->rc.bytes_retired += sizeof(*r);
+	fc->rc.bytes_pending += sizeof(*r);
 	flow_batch_push(fc, false);
 	pthread_mutex_unlock(&fc->rc_lock);
 }
 
-static inline struct flow_entry *
-flow_deref(struct flow_entry **p)
+/* Ways. Written under the set's stripe lock, seq odd while written. */
+static void
+flow_way_write(struct flow_cache *fc, uint32_t b, unsigned w, const union flow_fkey *k,
+	       uint16_t tag, uint16_t pol, uint32_t rec, uint32_t gen, uint32_t used)
 {
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	struct flow_set *s = &fc->sets[b];
+	union flow_fkey *fk = &fc->keys[(size_t)b * FLOW_WAYS + w];
+	uint32_t seq = fk->u[15];
+	unsigned i;
+
+	st32(&fk->u[15], seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (k) {
+		for (i = 0; i < 7; i++)
+			__atomic_store_n(&fk->w[i], k->w[i], __ATOMIC_RELAXED);
+		st32(&fk->u[14], k->u[14]);
+	}
+	__atomic_store_n(&s->tag[w], tag, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->pol[w], pol, __ATOMIC_RELAXED);
+	st32(&s->rec[w], rec);
+	st32(&s->gen[w], gen);
+	st32(&s->used[w], used);
+	__atomic_store_n(&fk->u[15], seq + 2, __ATOMIC_RELEASE);
 }
+
+/* Remove way w of set b (stripe lock held); returns its record id. */
+static uint32_t
+flow_way_clear(struct flow_cache *fc, uint32_t b, unsigned w)
+{
+	uint32_t rec = fc->sets[b].rec[w];
+
+	flow_way_write(fc, b, w, NULL, 0, 0, 0, 0, 0);
+	__atomic_sub_fetch(&fc->entries, 1, __ATOMIC_RELAXED);
+	return rec;
+}
+
+/* The probe: the way holding k, its record and generation; -1 if none. */
+struct flow_hit {
+	uint32_t rec, gen;
+	uint16_t pol;
+	int way;
+};
 
 static inline void
-flow_publish(struct flow_entry **p, struct flow_entry *e)
+flow_probe(struct flow_cache *fc, uint32_t b, uint16_t tag, const union flow_fkey *k,
+	   struct flow_hit *h)
 {
-	__atomic_store_n(p, e, __ATOMIC_RELEASE);
-}
+	struct flow_set *s = &fc->sets[b];
+	unsigned w;
 
-static inline struct fib_result
-flow_fib_lookup(const struct fib *fib, const struct flow_key *k)
-{
-	uint32_t a;
+	h->way = -1;
+	for (w = 0; w < FLOW_WAYS; w++) {
+		const union flow_fkey *fk;
+		uint32_t seq;
 
-	if (k->family == AF_INET && k->tos == 0) {
-		memcpy(&a, k->dst.b, 4);
-		return fib_lookup4_rcu(fib, k->table, ntohl(a));
+		if (__atomic_load_n(&s->tag[w], __ATOMIC_RELAXED) != tag)
+			continue;
+		fk = &fc->keys[(size_t)b * FLOW_WAYS + w];
+		seq = __atomic_load_n(&fk->u[15], __ATOMIC_ACQUIRE);
+		if ((seq & 1) || !flow_fkey_eq(fk, k))
+			continue;
+		h->rec = ld32(&s->rec[w]);
+		h->gen = ld32(&s->gen[w]);
+		h->pol = __atomic_load_n(&s->pol[w], __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (ld32(&fk->u[15]) != seq || !h->rec)
+			continue;
+		h->way = (int)w;
+		return;
 	}
-	return fib_lookup_rcu(fib, k->family, k->dst.b, k->table, k->tos);
 }
 
 static void
@@ -629,114 +908,68 @@ flow_pressure_request(struct flow_cache *fc)
 }
 
 /*
- * Set a doorkeeper bit; every 64th set (by hash) adds 64 to the fill
- * estimate, and past the limit one thread clears the filter. The bit is
- * set with a relaxed load and store, not a locked OR: a locked
- * instruction on every miss stops the CPU from overlapping consecutive
- * lookups (measured: all-miss 3x slower), and a bit lost to a racing
- * store only delays one flow's admission.
+ * Insert k -> d at generation gen (the caller read it before resolving):
+ * the way already holding k, else an empty way (below max_entries), else
+ * the least recently used one. Context: reader.
  */
 static void
-flow_door_set(struct flow_cache *fc, uint64_t *w, uint64_t m, uint64_t h)
+flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t tag,
+	    const union flow_fkey *k, uint32_t gen, uint16_t pol, const struct fib_decision *d)
 {
-	uint64_t i;
+	struct flow_set *set = &fc->sets[b];
+	uint32_t id, old = 0, now = flow_ms(flow_now_fast(fc)), age, oldest = 0;
+	int w, empty = -1, same = -1, lru = 0;
 
-	st(w, ld(w) | m);
-	if ((h >> 58) != 0)
-		return;
-	if (__atomic_add_fetch(&fc->door_fill, 64, __ATOMIC_RELAXED) < fc->door_limit)
-		return;
-	if (pthread_mutex_trylock(&fc->door_lock))
-		return;
-	if (ld(&fc->door_fill) >= fc->door_limit) {
-		for (i = 0; i <= fc->door_mask / 64; i++)
-			st(&fc->door[i], 0);
-		st(&fc->door_fill, 0);
-		inc(&fc->door_resets);
-	}
-	pthread_mutex_unlock(&fc->door_lock);
-}
-
-static void
-flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint32_t tag,
-	    const struct flow_key *key, uint64_t gen, const struct fib_result *res)
-{
-	struct flow_entry *e, *x, **pp, **oldest = NULL, *dead = NULL;
-	unsigned count = 0, ndead = 0;
-
-	/* A change is in progress: its answer may hold what it is retiring. */
-	if (__builtin_expect(gen & 1, 0)) {
-		inc(&s->insert_odd);
+	id = flow_intern(fc, d);
+	if (!id) {
+		inc(&s->insert_norec);
 		return;
 	}
-	if (__atomic_load_n(&fc->entries, __ATOMIC_RELAXED) >= fc->cfg.max_entries) {
-		inc(&s->insert_full);
-		flow_pressure_request(fc);
-		return;
-	}
-	/* 128-byte aligned: two whole cache lines, the chain link, tag and
-	 * key in the first */
-	e = flow_fault(&fc->fail_after) ? NULL : aligned_alloc(64, FLOW_ENTRY_SIZE);
-	if (!e) {
-		__atomic_add_fetch(&fc->insert_nomem, 1, __ATOMIC_RELAXED);
-		return; /* the FIB's answer stands, uncached */
-	}
-	e->tag = tag;
-	e->pad_ = 0;
-	e->gen = gen;
-	e->last_use = flow_now_fast(fc);
-	e->res = *res;
-	e->key = *key;
-	e->retire_next = NULL;
-
 	pthread_mutex_lock(&s->lock);
-	pp = &fc->buckets[b];
-	while ((x = *pp) != NULL) {
-		if (x->tag == tag && flow_key_eq(&x->key, key) && x->gen >= gen) {
-			/* another thread inserted it meanwhile */
-			pthread_mutex_unlock(&s->lock);
-			free(e);
-			return;
-		}
-		if (x->gen < gen) {
-			/* stale (or the old copy of this key): unlink */
-			flow_publish(pp, x->next);
-			x->retire_next = dead;
-			dead = x;
-			ndead++;
-			s->stale_removed++;
+	for (w = 0; w < FLOW_WAYS; w++) {
+		if (!set->tag[w]) {
+			if (empty < 0)
+				empty = w;
 			continue;
 		}
-		if (!oldest || ld(&x->last_use) <= ld(&(*oldest)->last_use))
-			oldest = pp;
-		count++;
-		pp = &x->next;
+		if (set->tag[w] == tag &&
+		    flow_fkey_eq(&fc->keys[(size_t)b * FLOW_WAYS + w], k)) {
+			same = w;
+			break;
+		}
+		age = now - set->used[w];
+		if (age >= oldest) {
+			oldest = age;
+			lru = w;
+		}
 	}
-	if (count >= fc->cfg.chain_cap && oldest) {
-		x = *oldest;
-		flow_publish(oldest, x->next);
-		x->retire_next = dead;
-		dead = x;
-		ndead++;
-		s->evict_chain++;
+	if (same >= 0) {
+		w = same;
+		old = set->rec[w];
+	} else if (empty >= 0 &&
+		   __atomic_add_fetch(&fc->entries, 1, __ATOMIC_RELAXED) <= fc->cfg.max_entries) {
+		w = empty;
+	} else {
+		if (empty >= 0) {
+			__atomic_sub_fetch(&fc->entries, 1, __ATOMIC_RELAXED);
+			s->insert_full++;
+			flow_pressure_request(fc);
+		}
+		w = lru;
+		old = set->rec[w];
+		s->evict_lru++;
 	}
-	e->next = fc->buckets[b];
-	flow_publish(&fc->buckets[b], e);
+	flow_way_write(fc, b, (unsigned)w, k, tag, pol, id, gen, now);
 	s->inserts++;
 	pthread_mutex_unlock(&s->lock);
-
-	if (__atomic_add_fetch(&fc->entries, 1, __ATOMIC_RELAXED) > fc->thresh)
+	if (old)
+		flow_rec_put(fc, old);
+	if (__atomic_load_n(&fc->entries, __ATOMIC_RELAXED) > fc->thresh)
 		flow_pressure_request(fc);
-	flow_retire(fc, dead, ndead);
 }
 
-/*
- * Bypass: 1 flow in FLOW_BYPASS_SAMPLE keeps using the cache while the
- * others go straight to the FIB. Picked by a cheap multiplicative hash of
- * the addresses: no SipHash and no cache line touched for the others.
- */
-#define FLOW_BYPASS_SAMPLE 16
-
+/* Bypass sample: a cheap multiplicative hash of the addresses, so that
+ * bypassed flows touch no line of the cache. */
 static inline bool
 flow_sampled_w(uint64_t d0, uint64_t d1, uint64_t s0, uint64_t s1, uint32_t iif)
 {
@@ -745,162 +978,332 @@ flow_sampled_w(uint64_t d0, uint64_t d1, uint64_t s0, uint64_t s1, uint32_t iif)
 }
 
 static inline bool
-flow_sampled(const struct flow_key *k)
+flow_sampled(const union fib_addr *dst, const union fib_addr *src, uint32_t iif)
 {
 	uint64_t w[4];
 
-	memcpy(w, k->dst.b, 16);
-	memcpy(w + 2, k->src.b, 16);
-	return flow_sampled_w(w[0], w[1], w[2], w[3], k->iif);
+	memcpy(w, dst->b, 16);
+	memcpy(w + 2, src->b, 16);
+	return flow_sampled_w(w[0], w[1], w[2], w[3], iif);
+}
+
+static inline uint64_t
+flow_smooth(uint64_t c, uint64_t t, uint64_t n)
+{
+	if (!n)
+		return c;
+	return c ? (c * 3 + t / n) / 4 : t / n;
 }
 
 /*
- * Evaluate the hit rate since the last evaluation (at least 1024
- * lookups, sampled ones while bypassing) and switch bypass with 10 points
- * of hysteresis. Called every 16 misses of a stripe, and every 256 hits
- * of one while bypassing (so that a rising rate is seen).
+ * Evaluate the window since the last evaluation (at least 1024 probed
+ * lookups): the hit rate r and the smoothed costs (ticks) of a hit, a
+ * probe that missed, a resolution and an insert. Admission: 1 miss in N,
+ * N doubled while r < 5 %, halved while r > 25 %. Bypass (bypass_below
+ * set): on when the misses cost more than the hits save by over 10 % of
+ * a resolution, or r under bypass_below with hits no cheaper than the
+ * resolution; off again with a margin.
  */
 static void
 flow_adapt(struct flow_cache *fc)
 {
-	uint64_t h = 0, m = 0, dh, dm, rate;
+	uint64_t h = 0, m = 0, ht = 0, hn = 0, rt = 0, rn = 0, pt = 0, pn = 0, it = 0, in = 0;
+	uint64_t dh, dm, rate, save, lose, res;
 	uint32_t i;
-	int on;
+	int on, shift;
 
 	if (pthread_mutex_trylock(&fc->adapt_lock))
 		return;
 	for (i = 0; i <= fc->stripe_mask; i++) {
-		h += ld(&fc->stripes[i].hits);
-		m += ld(&fc->stripes[i].misses);
+		struct flow_stripe *s = &fc->stripes[i];
+
+		h += ld(&s->hits);
+		m += ld(&s->misses);
+		ht += ld(&s->hit_t);
+		hn += ld(&s->hit_n);
+		rt += ld(&s->res_t);
+		rn += ld(&s->res_n);
+		pt += ld(&s->pm_t);
+		pn += ld(&s->pm_n);
+		it += ld(&s->ins_t);
+		in += ld(&s->ins_n);
 	}
-	dh = h - fc->adapt_hits;
-	dm = m - fc->adapt_misses;
-	if (dh + dm >= 1024) {
-		fc->adapt_hits = h;
-		fc->adapt_misses = m;
-		rate = dh * 100 / (dh + dm);
+	dh = h - fc->a_hits;
+	dm = m - fc->a_misses;
+	if (dh + dm < 1024) {
+		pthread_mutex_unlock(&fc->adapt_lock);
+		return;
+	}
+	fc->c_hit = flow_smooth(fc->c_hit, ht - fc->a_ht, hn - fc->a_hn);
+	fc->c_res = flow_smooth(fc->c_res, rt - fc->a_rt, rn - fc->a_rn);
+	fc->c_pm = flow_smooth(fc->c_pm, pt - fc->a_pt, pn - fc->a_pn);
+	fc->c_ins = flow_smooth(fc->c_ins, it - fc->a_it, in - fc->a_in);
+	fc->a_hits = h, fc->a_misses = m, fc->a_ht = ht, fc->a_hn = hn, fc->a_rt = rt;
+	fc->a_rn = rn, fc->a_pt = pt, fc->a_pn = pn, fc->a_it = it, fc->a_in = in;
+	rate = dh * 100 / (dh + dm);
+	shift = __atomic_load_n(&fc->admit_shift, __ATOMIC_RELAXED);
+	if (fc->cfg.admit == FLOW_ADMIT_DOORKEEPER) {
+		if (rate < 5 && shift < FLOW_ADMIT_SHIFT_MAX)
+			shift++;
+		else if (rate > 25 && shift > 0)
+			shift--;
+		__atomic_store_n(&fc->admit_shift, shift, __ATOMIC_RELAXED);
+	}
+	if (fc->cfg.bypass_below && fc->c_res) {
+		res = fc->c_res;
+		save = rate * (res > fc->c_hit ? res - fc->c_hit : 0);
+		lose = (100 - rate) * (fc->c_pm + (fc->c_ins >> shift));
 		on = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
-		if (!on && rate < fc->cfg.bypass_below) {
+		if (!on && (lose > save + 10 * res ||
+			    (rate < fc->cfg.bypass_below && fc->c_hit >= res))) {
 			__atomic_store_n(&fc->bypass, 1, __ATOMIC_RELAXED);
 			st(&fc->bypass_entered, ld(&fc->bypass_entered) + 1);
-		} else if (on && rate >= fc->cfg.bypass_below + 10) {
+		} else if (on && save > lose + 5 * res && rate >= fc->cfg.bypass_below + 10) {
 			__atomic_store_n(&fc->bypass, 0, __ATOMIC_RELAXED);
 		}
 	}
 	pthread_mutex_unlock(&fc->adapt_lock);
 }
 
-/* One lookup's state between the phases of flow_lookup_rcu and of the
- * batch version. */
-struct flow_probe {
-	uint64_t h;
-	uint64_t *w, m; /* doorkeeper word and bit; w NULL: no doorkeeper */
-	uint32_t b, tag;
-	int state;
-};
-
-enum { FLOW_P_FIB, FLOW_P_PROBE, FLOW_P_HIT, FLOW_P_MISS };
-
-static inline void
-flow_probe_hash(struct flow_cache *fc, const struct flow_key *key, struct flow_probe *p)
+static inline bool
+flow_admit(struct flow_cache *fc, uint64_t misses)
 {
-	uint64_t bit;
+	int shift = __atomic_load_n(&fc->admit_shift, __ATOMIC_RELAXED);
 
-	p->h = flow_hash(fc, key);
-	p->b = (uint32_t)p->h & fc->mask;
-	p->tag = (uint32_t)(p->h >> 32);
-	p->w = NULL;
-	p->m = 0;
-	if (fc->cfg.admit == FLOW_ADMIT_DOORKEEPER) {
-		bit = (p->h >> 20) & fc->door_mask;
-		p->w = &fc->door[bit >> 6];
-		p->m = 1ull << (bit & 63);
-	}
+	return (misses & ((1ull << shift) - 1)) == 0;
 }
 
-/* Chain walk; 1 and *res on a hit. */
-static inline int
-flow_probe_walk(struct flow_cache *fc, const struct flow_key *key, uint64_t gen, int bypass,
-		struct flow_probe *p, struct fib_result *res)
+/* Count a lookup; true when this one is timed. */
+static inline bool
+flow_count(struct flow_cache *fc, struct flow_stripe *s)
 {
-	struct flow_stripe *s = &fc->stripes[p->b & fc->stripe_mask];
-	struct flow_entry *e;
-	uint64_t now, n;
+	uint64_t n = ld(&s->lookups) + 1;
 
-	/* The doorkeeper is consulted only after a chain miss (in
-	 * flow_probe_miss): on a hit its line would be one more cache miss
-	 * (19% of the walk with a Zipf trace), and traffic that misses a lot
-	 * is bypassed before it gets here. */
-	for (e = flow_deref(&fc->buckets[p->b]); e; e = flow_deref(&e->next)) {
-		if (e->tag != p->tag || !flow_key_eq(&e->key, key))
-			continue;
-		/* never an odd generation, even one equal to the current */
-		if (e->gen != gen || __builtin_expect(e->gen & 1, 0)) {
-			inc(&s->stale_hits);
-			break;
+	st(&s->lookups, n);
+	if (__builtin_expect((n & (FLOW_ADAPT - 1)) == 0, 0))
+		flow_adapt(fc);
+	return (n & (FLOW_SAMPLE - 1)) == 0;
+}
+
+/* A refused hit: why. */
+static inline void
+flow_refused(struct flow_stripe *s, const struct flow_hit *h, uint16_t pol)
+{
+	if (h->pol != pol)
+		inc(&s->invalid_policy);
+	else
+		inc(&s->invalid_route);
+}
+
+static inline int
+flow_ret(const struct fib_decision *d)
+{
+	return d->error ? -(int)d->error : 0;
+}
+
+static inline void
+flow_touch(struct flow_cache *fc, uint32_t b, int w)
+{
+	uint32_t now = flow_ms(flow_now_fast(fc)), *u = &fc->sets[b].used[w];
+
+	if (now - ld32(u) >= fc->touch_ms)
+		st32(u, now);
+}
+
+/* One flow: 1 for a hit. */
+static int
+flow_resolve_one(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+		 struct fib_decision *d, int *rc)
+{
+	struct fib_keymask m;
+	struct flow_stripe *s;
+	struct flow_hit hit;
+	union flow_fkey k;
+	uint64_t h, pgen, t0 = 0, t1, n;
+	uint32_t b, gen;
+	uint16_t tag;
+	int fam = fl->family;
+	bool timed;
+
+	memset(d, 0, sizeof(*d));
+	if (!fc->cfg.enabled || (fam != AF_INET && fam != AF_INET6)) {
+		*rc = fib_resolve_rcu(fib, fl, d);
+		return 0;
+	}
+	if (fib_policy_is_default(fib, fam)) {
+		/* one compiled-table lookup: about what a hit costs */
+		s = &fc->stripes[fl->dst.b[3] & fc->stripe_mask];
+		inc(&s->bypass_default);
+		*rc = fib_resolve_rcu(fib, fl, d);
+		return 0;
+	}
+	if (__builtin_expect(__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED), 0) &&
+	    !flow_sampled(&fl->dst, &fl->src, fl->iif)) {
+		s = &fc->stripes[fl->dst.b[3] & fc->stripe_mask];
+		inc(&s->bypass_samples);
+		*rc = fib_resolve_rcu(fib, fl, d);
+		return 0;
+	}
+	/* generations before anything is resolved */
+	pgen = fib_policy_gen_rcu(fib, fam);
+	if (!flow_mask_get(fc, fib, fam, pgen, &m)) {
+		*rc = fib_resolve_rcu(fib, fl, d);
+		return 0;
+	}
+	gen = fib_region_gen_rcu(fib, fam, fl->dst.b) + (uint32_t)pgen;
+	flow_fkey_build(&k, fl, &m);
+	h = flow_hash(fc, &k);
+	b = (uint32_t)h & fc->mask;
+	tag = flow_tag(h);
+	s = &fc->stripes[b & fc->stripe_mask];
+	timed = flow_count(fc, s);
+	if (__builtin_expect(timed, 0))
+		t0 = flow_ticks();
+	flow_probe(fc, b, tag, &k, &hit);
+	if (hit.way >= 0) {
+		if (hit.gen == gen) {
+			*d = fc->recs[hit.rec].d;
+			FLOW_TSAN_RELEASE(fc);
+			flow_touch(fc, b, hit.way);
+			inc(&s->hits);
+			if (__builtin_expect(timed, 0)) {
+				st(&s->hit_t, ld(&s->hit_t) + flow_ticks() - t0);
+				inc(&s->hit_n);
+			}
+			*rc = flow_ret(d);
+			return 1;
 		}
-		now = flow_now_fast(fc);
-		if (now - ld(&e->last_use) >= fc->touch_ns && now > ld(&e->last_use))
-			st(&e->last_use, now);
-		*res = e->res;
-		n = ld(&s->hits) + 1;
-		st(&s->hits, n);
-		FLOW_TSAN_RELEASE(fc);
-		if (__builtin_expect(bypass, 0)) {
-			inc(&s->bypass_samples);
-			if ((n & 255) == 0)
-				flow_adapt(fc);
-		}
-		return 1;
+		flow_refused(s, &hit, (uint16_t)pgen);
 	}
 	FLOW_TSAN_RELEASE(fc);
+	if (__builtin_expect(timed, 0)) {
+		t1 = flow_ticks();
+		st(&s->pm_t, ld(&s->pm_t) + t1 - t0);
+		inc(&s->pm_n);
+		t0 = t1;
+	}
+	*rc = fib_resolve_rcu(fib, fl, d);
+	if (__builtin_expect(timed, 0)) {
+		t1 = flow_ticks();
+		st(&s->res_t, ld(&s->res_t) + t1 - t0);
+		inc(&s->res_n);
+		t0 = t1;
+	}
+	n = ld(&s->misses) + 1;
+	st(&s->misses, n);
+	if (fc->cfg.admit == FLOW_ADMIT_ALL || hit.way >= 0 || flow_admit(fc, n)) {
+		flow_insert(fc, s, b, tag, &k, gen, (uint16_t)pgen, d);
+		if (__builtin_expect(timed, 0)) {
+			st(&s->ins_t, ld(&s->ins_t) + flow_ticks() - t0);
+			inc(&s->ins_n);
+		}
+	} else {
+		inc(&s->admit_skipped);
+	}
 	return 0;
 }
 
-/* After the FIB answered a probed miss: count, then admit or defer. */
-static inline void
-flow_probe_miss(struct flow_cache *fc, const struct flow_key *key, uint64_t gen, int bypass,
-		struct flow_probe *p, const struct fib_result *res)
+int
+flow_resolve_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+		 struct fib_decision *d)
 {
-	struct flow_stripe *s = &fc->stripes[p->b & fc->stripe_mask];
-	uint64_t n = ld(&s->misses) + 1;
+	int rc;
 
-	st(&s->misses, n);
-	if (bypass)
-		inc(&s->bypass_samples);
-	if ((n & 15) == 0 && fc->cfg.bypass_below)
-		flow_adapt(fc);
-	if (p->w && !(ld(p->w) & p->m)) {
-		flow_door_set(fc, p->w, p->m, p->h);
-		inc(&s->admit_deferred);
-		return;
+	if (!fc)
+		return fib_resolve_rcu(fib, fl, d);
+	flow_resolve_one(fc, fib, fl, d, &rc);
+	return rc;
+}
+
+size_t
+flow_resolve_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+		       struct fib_decision *d, size_t n)
+{
+	size_t i, hits = 0;
+	int rc;
+
+	if (!fc) {
+		fib_resolve_batch_rcu(fib, fl, d, n);
+		return 0;
 	}
-	flow_insert(fc, s, p->b, p->tag, key, gen, res);
+	for (i = 0; i < n; i++)
+		hits += (size_t)flow_resolve_one(fc, fib, &fl[i], &d[i], &rc);
+	return hits;
+}
+
+/* The older API: flow_key -> fib_result, in the same table. */
+static inline struct fib_result
+flow_fib_lookup(const struct fib *fib, const struct flow_key *k)
+{
+	uint32_t a;
+
+	if (k->family == AF_INET && k->tos == 0) {
+		memcpy(&a, k->dst.b, 4);
+		return fib_lookup4_rcu(fib, k->table, ntohl(a));
+	}
+	return fib_lookup_rcu(fib, k->family, k->dst.b, k->table, k->tos);
 }
 
 int
 flow_lookup_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *key,
 		struct fib_result *res)
 {
-	struct flow_probe p;
-	uint64_t gen;
-	int bypass;
+	struct fib_decision d;
+	struct flow_stripe *s;
+	struct flow_hit hit;
+	union flow_fkey k;
+	uint64_t h, fgen, pgen, n;
+	uint32_t b, gen;
+	uint16_t tag;
 
-	if (!fc->cfg.enabled) {
+	if (!fc->cfg.enabled || (key->family != AF_INET && key->family != AF_INET6)) {
 		*res = flow_fib_lookup(fib, key);
 		return 0;
 	}
-	bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
-	if (__builtin_expect(bypass, 0) && !flow_sampled(key)) {
+	if (__builtin_expect(__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED), 0) &&
+	    !flow_sampled(&key->dst, &key->src, key->iif)) {
+		inc(&fc->stripes[key->dst.b[3] & fc->stripe_mask].bypass_samples);
 		*res = flow_fib_lookup(fib, key);
 		return 0;
 	}
-	flow_probe_hash(fc, key, &p);
-	gen = fib_generation(fib);
-	if (flow_probe_walk(fc, key, gen, bypass, &p, res))
-		return 1;
+	fgen = fib_generation(fib);
+	pgen = fib_policy_gen_rcu(fib, key->family);
+	gen = fib_region_gen_rcu(fib, key->family, key->dst.b) + (uint32_t)pgen + (uint32_t)fgen;
+	flow_legacy_build(&k, key);
+	h = flow_hash(fc, &k);
+	b = (uint32_t)h & fc->mask;
+	tag = flow_tag(h);
+	s = &fc->stripes[b & fc->stripe_mask];
+	flow_count(fc, s);
+	flow_probe(fc, b, tag, &k, &hit);
+	if (hit.way >= 0) {
+		/* never at an odd FIB generation: a change is in progress */
+		if (hit.gen == gen && !(fgen & 1)) {
+			memcpy(res, fc->recs[hit.rec].d.prefix.b, sizeof(*res));
+			FLOW_TSAN_RELEASE(fc);
+			flow_touch(fc, b, hit.way);
+			inc(&s->hits);
+			return 1;
+		}
+		flow_refused(s, &hit, (uint16_t)pgen);
+	}
+	FLOW_TSAN_RELEASE(fc);
 	*res = flow_fib_lookup(fib, key);
-	flow_probe_miss(fc, key, gen, bypass, &p, res);
+	n = ld(&s->misses) + 1;
+	st(&s->misses, n);
+	if (fgen & 1) {
+		inc(&s->insert_odd);
+		return 0;
+	}
+	if (fc->cfg.admit != FLOW_ADMIT_ALL && hit.way < 0 && !flow_admit(fc, n)) {
+		inc(&s->admit_skipped);
+		return 0;
+	}
+	memset(&d, 0, sizeof(d));
+	d.family = key->family;
+	d.flags = FLOW_REC_RESULT;
+	memcpy(d.prefix.b, res, sizeof(*res));
+	flow_insert(fc, s, b, tag, &k, gen, (uint16_t)pgen, &d);
 	return 0;
 }
 
@@ -910,7 +1313,6 @@ flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, u
 {
 	struct flow_key k;
 
-	/* bypassed flows never build the key (same sample as flow_sampled) */
 	if (!fc->cfg.enabled ||
 	    (__builtin_expect(__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED), 0) &&
 	     !flow_sampled_w(htonl(dst), 0, htonl(src), 0, iif))) {
@@ -921,101 +1323,14 @@ flow_lookup4_rcu(struct flow_cache *fc, const struct fib *fib, uint32_t table, u
 	return flow_lookup_rcu(fc, fib, &k, res);
 }
 
-/*
- * Batches of FLOW_BATCH: hash all and prefetch the bucket heads, load the
- * heads and prefetch the first entries, walk, then send every miss and
- * bypassed key of the chunk to the FIB at once (fib_lookup4_batch_rcu for
- * IPv4 tos 0 keys of one table, fib_lookup6_batch_rcu for IPv6 ones), so
- * that independent memory accesses overlap instead of one lookup's misses
- * following another's.
- */
-#define FLOW_BATCH 64
-
 size_t
 flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct flow_key *keys,
 		      struct fib_result *res, size_t n)
 {
-	struct flow_probe p[FLOW_BATCH];
-	uint32_t addr[FLOW_BATCH], a, table = 0;
-	struct fib_result r4[FLOW_BATCH];
-	uint8_t addr6[FLOW_BATCH][16];
-	uint32_t table6 = 0;
-	uint8_t idx[FLOW_BATCH], idx6[FLOW_BATCH];
-	size_t done, k, i, j, nb, nb6, hits = 0;
-	uint64_t gen = 0;
-	int bypass = 0;
+	size_t i, hits = 0;
 
-	for (done = 0; done < n; done += k) {
-		const struct flow_key *kk = keys + done;
-		struct fib_result *rr = res + done;
-
-		k = n - done < FLOW_BATCH ? n - done : FLOW_BATCH;
-		if (fc->cfg.enabled) {
-			bypass = __atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
-			gen = fib_generation(fib);
-		}
-		for (i = 0; i < k; i++) {
-			if (!fc->cfg.enabled || (bypass && !flow_sampled(&kk[i]))) {
-				p[i].state = FLOW_P_FIB;
-				continue;
-			}
-			flow_probe_hash(fc, &kk[i], &p[i]);
-			p[i].state = FLOW_P_PROBE;
-			__builtin_prefetch(&fc->buckets[p[i].b]);
-		}
-		for (i = 0; i < k; i++) {
-			struct flow_entry *e;
-
-			if (p[i].state != FLOW_P_PROBE)
-				continue;
-			e = flow_deref(&fc->buckets[p[i].b]);
-			if (e) {
-				__builtin_prefetch(e);
-				__builtin_prefetch((const char *)e + 64);
-			}
-		}
-		for (i = 0; i < k; i++) {
-			if (p[i].state != FLOW_P_PROBE)
-				continue;
-			if (flow_probe_walk(fc, &kk[i], gen, bypass, &p[i], &rr[i])) {
-				p[i].state = FLOW_P_HIT;
-				hits++;
-			} else {
-				p[i].state = FLOW_P_MISS;
-			}
-		}
-		for (i = 0, nb = 0, nb6 = 0; i < k; i++) {
-			if (p[i].state == FLOW_P_HIT)
-				continue;
-			if (kk[i].family == AF_INET && kk[i].tos == 0 &&
-			    (nb == 0 || kk[i].table == table)) {
-				table = kk[i].table;
-				memcpy(&a, kk[i].dst.b, 4);
-				addr[nb] = ntohl(a);
-				idx[nb++] = (uint8_t)i;
-			} else if (kk[i].family == AF_INET6 && kk[i].tos == 0 &&
-				   (nb6 == 0 || kk[i].table == table6)) {
-				table6 = kk[i].table;
-				memcpy(addr6[nb6], kk[i].dst.b, 16);
-				idx6[nb6++] = (uint8_t)i;
-			} else {
-				rr[i] = flow_fib_lookup(fib, &kk[i]);
-			}
-		}
-		if (nb) {
-			fib_lookup4_batch_rcu(fib, table, addr, r4, nb);
-			for (j = 0; j < nb; j++)
-				rr[idx[j]] = r4[j];
-		}
-		if (nb6) {
-			fib_lookup6_batch_rcu(fib, table6, (const uint8_t (*)[16])addr6, r4, nb6);
-			for (j = 0; j < nb6; j++)
-				rr[idx6[j]] = r4[j];
-		}
-		for (i = 0; i < k; i++)
-			if (p[i].state == FLOW_P_MISS)
-				flow_probe_miss(fc, &kk[i], gen, bypass, &p[i], &rr[i]);
-	}
+	for (i = 0; i < n; i++)
+		hits += (size_t)flow_lookup_rcu(fc, fib, &keys[i], &res[i]);
 	return hits;
 }
 
@@ -1023,70 +1338,78 @@ flow_lookup_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct
 enum { SCAN_EXPIRE, SCAN_PRESSURE, SCAN_FORCE };
 
 struct flow_scan {
-	uint64_t gen;
-	bool gen_valid;
-	uint64_t now;
-	uint64_t tmo;
+	const struct fib *fib; /* NULL: staleness not judged */
+	uint64_t fgen;
+	uint32_t now; /* ms */
+	uint64_t tmo; /* ms */
 	int mode;
-	uint64_t idle, stale; /* removed */
+	uint64_t idle, stale;
 	uint64_t scanned;
-	uint64_t kept_age_max; /* oldest entry kept in this sweep */
+	uint64_t kept_age_max;
 };
 
-/* Out of line: inlined, it takes the registers of the empty-bucket loop. */
-static __attribute__((noinline)) void
-flow_scan_bucket(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
+static bool
+flow_way_stale(const struct flow_scan *sc, const union flow_fkey *fk, uint32_t gen)
+{
+	int fam = fk->k.family;
+	uint32_t g;
+
+	if (!sc->fib)
+		return false;
+	g = fib_region_gen_rcu(sc->fib, fam, fk->k.dst.b) +
+	    (uint32_t)fib_policy_gen_rcu(sc->fib, fam);
+	if (fk->k.flags & FLOW_K_LEGACY)
+		g += (uint32_t)sc->fgen;
+	return g != gen;
+}
+
+/* One set, under its stripe lock and inside a read section. */
+static void
+flow_scan_set(struct flow_cache *fc, uint32_t b, struct flow_scan *sc)
 {
 	struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
-	struct flow_entry *x, **pp, *dead = NULL;
-	uint64_t tmo = sc->tmo, age, lu, kept = 0;
-	unsigned ndead = 0;
+	struct flow_set *set = &fc->sets[b];
+	uint32_t dead[FLOW_WAYS], ages[FLOW_WAYS], age;
+	uint64_t tmo = sc->tmo;
+	unsigned w, i, j, nd = 0, order[FLOW_WAYS], n = 0;
 
-	/* Look first, under the scan's read section and without the lock:
-	 * most buckets of a periodic pass have nothing to remove. */
-	for (x = flow_deref(&fc->buckets[b]); x; x = flow_deref(&x->next)) {
-		lu = ld(&x->last_use);
-		age = sc->now > lu ? sc->now - lu : 0;
-		if ((sc->gen_valid && x->gen < sc->gen) || sc->mode == SCAN_FORCE || age > tmo)
-			break;
-		tmo >>= 1;
-		if (age > kept)
-			kept = age;
-	}
-	FLOW_TSAN_RELEASE(fc);
-	if (!x) {
-		if (kept > sc->kept_age_max)
-			sc->kept_age_max = kept;
-		return;
-	}
-	tmo = sc->tmo;
 	pthread_mutex_lock(&s->lock);
-	pp = &fc->buckets[b];
-	while ((x = *pp) != NULL) {
-		lu = ld(&x->last_use);
-		age = sc->now > lu ? sc->now - lu : 0;
-		if (sc->gen_valid && x->gen < sc->gen) {
+	/* youngest first, as the kernel's chains (newest at the head): the
+	 * timeout halves for each entry kept before an older one */
+	for (w = 0; w < FLOW_WAYS; w++) {
+		if (!set->tag[w])
+			continue;
+		age = sc->now - ld32(&set->used[w]);
+		if ((int32_t)age < 0)
+			age = 0;
+		for (i = n; i > 0 && ages[i - 1] > age; i--) {
+			ages[i] = ages[i - 1];
+			order[i] = order[i - 1];
+		}
+		ages[i] = age;
+		order[i] = w;
+		n++;
+	}
+	for (j = 0; j < n; j++) {
+		w = order[j];
+		age = ages[j];
+		if (flow_way_stale(sc, &fc->keys[(size_t)b * FLOW_WAYS + w], set->gen[w])) {
 			sc->stale++;
 		} else if (sc->mode == SCAN_FORCE || age > tmo) {
 			sc->idle++;
 		} else {
-			tmo >>= 1; /* long chains age faster */
+			tmo >>= 1; /* full sets age faster */
 			if (age > sc->kept_age_max)
 				sc->kept_age_max = age;
-			pp = &x->next;
 			continue;
 		}
-		flow_publish(pp, x->next);
-		x->retire_next = dead;
-		dead = x;
-		ndead++;
+		dead[nd++] = flow_way_clear(fc, b, w);
 	}
 	pthread_mutex_unlock(&s->lock);
-	flow_retire(fc, dead, ndead);
+	for (w = 0; w < nd; w++)
+		flow_rec_put(fc, dead[w]);
 }
 
-/* Give the CPU away: sched_yield(), or sleep yield_sleep on the worker's
- * condition variable so that flow_cache_stop() cuts the sleep short. */
 static void
 flow_yield(struct flow_cache *fc)
 {
@@ -1094,7 +1417,7 @@ flow_yield(struct flow_cache *fc)
 	uint64_t deadline;
 
 	__atomic_store_n(&fc->want_cpu, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED); /* a long pass lives */
+	__atomic_store_n(&fc->wk_beat, flow_mono_ns(), __ATOMIC_RELAXED);
 	st(&fc->yields, ld(&fc->yields) + 1);
 	if (!fc->cfg.yield_sleep) {
 		sched_yield();
@@ -1110,80 +1433,60 @@ flow_yield(struct flow_cache *fc)
 	pthread_mutex_unlock(&fc->wk_lock);
 }
 
-/* How many of the lim buckets from r are empty before a non-empty one. */
-static inline uint64_t
-flow_skip_empty(struct flow_entry **bk, uint32_t mask, uint32_t r, uint64_t lim)
-{
-	uint64_t j = 0;
-
-	while (j < lim && !__atomic_load_n(&bk[(r + j) & mask], __ATOMIC_RELAXED))
-		j++;
-	return j;
-}
-
 /*
- * Scan up to n buckets from *rover, stopping early once removed >= stop_at
- * (0: never) or the cache is being stopped. Returns removed entries.
+ * Scan up to n sets from *rover, stopping early once removed >= stop_at
+ * (0: never) or the cache is being stopped. Empty sets (one 8-byte load
+ * of the tags) count 1/64 of a used one towards the yield check.
  */
 static uint64_t
 flow_scan_run(struct flow_cache *fc, uint32_t *rover, uint64_t n, struct flow_scan *sc,
 	      uint64_t stop_at)
 {
-	/* locals: the relaxed atomic loads below would otherwise make the
-	 * compiler reload fc's fields on every bucket */
-	struct flow_entry **const bk = fc->buckets;
+	struct flow_set *const sets = fc->sets;
 	const uint32_t mask = fc->mask;
 	int *const want = &fc->want_cpu;
 	uint32_t r = *rover;
-	const int64_t check = (int64_t)fc->cfg.yield_check * FLOW_WORK_LOCKED;
+	const int64_t check = (int64_t)fc->cfg.yield_check * 64;
 	int64_t left = check;
-	int64_t cost;
-	uint64_t i, j, lim, t0 = check ? flow_mono_ns() : 0, base = sc->idle + sc->stale;
+	uint64_t i, t0 = check ? flow_mono_ns() : 0, base = sc->idle + sc->stale;
 
 	urcu_memb_read_lock();
-	for (i = 0; i < n;) {
-		/* Empty heads: with checks, skip to the end of the current
-		 * run of FLOW_SKIP_RUN heads, then
-		 * test the flag; without, skip to the next non-empty one. */
-		lim = n - i;
-		if (check && lim > FLOW_SKIP_RUN - (r & (FLOW_SKIP_RUN - 1)))
-			lim = FLOW_SKIP_RUN - (r & (FLOW_SKIP_RUN - 1));
-		j = flow_skip_empty(bk, mask, r, lim);
-		i += j;
-		r = (r + j) & mask;
-		if (j == lim) {
-			if (!check || i >= n)
-				continue;
-			cost = (int64_t)j;
+	for (i = 0; i < n; i++, r = (r + 1) & mask) {
+		if (!__atomic_load_n(&sets[r].tags, __ATOMIC_RELAXED)) {
+			left -= 1;
 		} else {
-			flow_scan_bucket(fc, r, sc);
+			flow_scan_set(fc, r, sc);
+			left -= 64;
+			if (stop_at && sc->idle + sc->stale - base >= stop_at) {
+				i++;
+				r = (r + 1) & mask;
+				break;
+			}
+		}
+		if (!check)
+			continue;
+		if ((left > 0 || (i & 63)) && !__atomic_load_n(want, __ATOMIC_RELAXED))
+			continue;
+		if (left > 0 && !__atomic_load_n(want, __ATOMIC_RELAXED))
+			continue;
+		left = check;
+		if (!__atomic_load_n(want, __ATOMIC_RELAXED) &&
+		    flow_mono_ns() - t0 < fc->cfg.scan_budget)
+			continue;
+		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED)) {
 			i++;
 			r = (r + 1) & mask;
-			if (stop_at && sc->idle + sc->stale - base >= stop_at)
-				break;
-			if (!check)
-				continue;
-			cost = FLOW_WORK_LOCKED;
-		}
-		if (!__atomic_load_n(want, __ATOMIC_RELAXED) && (left -= cost) > 0)
-			continue;
-		/* a check point: someone waiting, or budget time to look */
-		if (!__atomic_load_n(want, __ATOMIC_RELAXED) &&
-		    flow_mono_ns() - t0 < fc->cfg.scan_budget) {
-			left = check;
-			continue;
-		}
-		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED))
 			break;
-		/* leave the read section while yielding: no grace period
-		 * waits for a scanner that is not running */
+		}
 		urcu_memb_read_unlock();
 		flow_yield(fc);
 		urcu_memb_read_lock();
-		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&fc->stopping, __ATOMIC_RELAXED)) {
+			i++;
+			r = (r + 1) & mask;
 			break;
+		}
 		t0 = flow_mono_ns();
-		left = check;
 	}
 	urcu_memb_read_unlock();
 	*rover = r;
@@ -1204,14 +1507,21 @@ flow_gc_account(struct flow_cache *fc, uint64_t t0, const struct flow_scan *sc)
 }
 
 static void
+flow_scan_init(struct flow_cache *fc, const struct fib *fib, uint64_t now, struct flow_scan *sc,
+	       int mode)
+{
+	sc->fib = fib;
+	sc->fgen = fib ? fib_generation(fib) : 0;
+	sc->now = flow_ms(now);
+	sc->tmo = fc->cfg.gc_timeout / 1000000u;
+	sc->mode = mode;
+}
+
+static void
 flow_expire_locked(struct flow_cache *fc, const struct fib *fib, uint64_t now, uint64_t n,
 		   uint64_t t0, struct flow_scan *sc)
 {
-	sc->gen_valid = fib != NULL;
-	sc->gen = fib ? fib_generation(fib) : 0;
-	sc->now = now;
-	sc->tmo = fc->cfg.gc_timeout;
-	sc->mode = SCAN_EXPIRE;
+	flow_scan_init(fc, fib, now, sc, SCAN_EXPIRE);
 	flow_scan_run(fc, &fc->rover, n, sc, 0);
 	st(&fc->gc_runs, ld(&fc->gc_runs) + 1);
 	st(&fc->expired_idle, ld(&fc->expired_idle) + sc->idle);
@@ -1265,14 +1575,7 @@ flow_cache_gc(struct flow_cache *fc, const struct fib *fib, uint64_t now)
 		return 0;
 	}
 	goal = n - fc->target;
-	sc.gen_valid = fib != NULL;
-	sc.gen = fib ? fib_generation(fib) : 0;
-	sc.now = now;
-	sc.tmo = fc->cfg.gc_timeout;
-	sc.mode = SCAN_PRESSURE;
-	/* rt_garbage_collect: sweep with the timeout, halve it until the
-	 * goal is met; at zero everything may go. Halvings that could not
-	 * remove anything (below the oldest age kept) are skipped. */
+	flow_scan_init(fc, fib, now, &sc, SCAN_PRESSURE);
 	for (;;) {
 		sc.kept_age_max = 0;
 		removed += flow_scan_run(fc, &fc->prover, nb, &sc, goal - removed);
@@ -1296,33 +1599,29 @@ flow_cache_gc(struct flow_cache *fc, const struct fib *fib, uint64_t now)
 void
 flow_cache_flush(struct flow_cache *fc)
 {
-	struct flow_entry *x, *dead;
-	unsigned ndead;
-	uint32_t b;
+	uint32_t b, dead[FLOW_WAYS];
+	unsigned w, nd;
 
+	urcu_memb_read_lock();
 	for (b = 0; b <= fc->mask; b++) {
 		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
 
-		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&fc->sets[b].tags, __ATOMIC_RELAXED))
 			continue;
 		pthread_mutex_lock(&s->lock);
-		dead = NULL;
-		ndead = 0;
-		for (x = fc->buckets[b]; x; x = x->next) {
-			x->retire_next = dead;
-			dead = x;
-			ndead++;
-		}
-		flow_publish(&fc->buckets[b], NULL);
+		for (w = 0, nd = 0; w < FLOW_WAYS; w++)
+			if (fc->sets[b].tag[w])
+				dead[nd++] = flow_way_clear(fc, b, w);
 		pthread_mutex_unlock(&s->lock);
-		__atomic_add_fetch(&fc->flushed, ndead, __ATOMIC_RELAXED);
-		flow_retire(fc, dead, ndead);
+		__atomic_add_fetch(&fc->flushed, nd, __ATOMIC_RELAXED);
+		for (w = 0; w < nd; w++)
+			flow_rec_put(fc, dead[w]);
 	}
+	urcu_memb_read_unlock();
 	pthread_mutex_lock(&fc->rc_lock);
 	flow_batch_push(fc, true);
 	pthread_mutex_unlock(&fc->rc_lock);
 }
-
 /* Worker. */
 static void *
 flow_worker(void *arg)
@@ -1359,8 +1658,8 @@ flow_worker(void *arg)
 			continue;
 		}
 		wait = next - now;
-		if (wait > fc->touch_ns / 2)
-			wait = fc->touch_ns / 2;
+		if (wait > (fc->touch_ms + 1ull) * 500000u)
+			wait = (fc->touch_ms + 1ull) * 500000u;
 		if (__atomic_load_n(&fc->pressure, __ATOMIC_ACQUIRE) &&
 		    last_pressure + fc->cfg.gc_min_interval - now < wait)
 			wait = last_pressure + fc->cfg.gc_min_interval - now;
@@ -1431,42 +1730,36 @@ flow_cache_want_cpu(struct flow_cache *fc)
 {
 	__atomic_store_n(&fc->want_cpu, 1, __ATOMIC_RELAXED);
 }
-
 void
 flow_cache_free(struct flow_cache *fc)
 {
-	struct flow_entry *x, *n;
-	uint32_t b, i;
+	uint32_t i;
 
 	if (!fc)
 		return;
 	flow_cache_stop(fc);
-	for (b = 0; b <= fc->mask; b++)
-		for (x = fc->buckets[b]; x; x = n) {
-			n = x->next;
-			free(x);
-		}
 	pthread_mutex_lock(&fc->rc_lock);
 	flow_batch_push(fc, true);
 	pthread_mutex_unlock(&fc->rc_lock);
 	urcu_memb_barrier();
 	FLOW_TSAN_ACQUIRE(fc);
-	for (x = fc->batch->list; x; x = n) { /* a push that failed to allocate */
-		n = x->retire_next;
-		free(x);
-	}
 	free(fc->batch);
 	for (i = 0; i <= fc->stripe_mask; i++)
 		pthread_mutex_destroy(&fc->stripes[i].lock);
-	pthread_mutex_destroy(&fc->door_lock);
+	for (i = 0; i < FLOW_ISTRIPES; i++)
+		pthread_mutex_destroy(&fc->ilock[i]);
+	pthread_mutex_destroy(&fc->mask_lock);
+	pthread_mutex_destroy(&fc->free_lock);
 	pthread_mutex_destroy(&fc->adapt_lock);
 	pthread_mutex_destroy(&fc->gc_lock);
 	pthread_mutex_destroy(&fc->rc_lock);
 	pthread_mutex_destroy(&fc->wk_lock);
 	pthread_cond_destroy(&fc->wk_cond);
-	free(fc->buckets);
+	free(fc->sets);
+	free(fc->keys);
+	free(fc->recs);
+	free(fc->iheads);
 	free(fc->stripes);
-	free(fc->door);
 	free(fc);
 }
 
@@ -1508,6 +1801,19 @@ flow_cache_reconfigure(struct flow_cache *fc, const struct flow_config *c)
 	return 0;
 }
 
+static uint64_t
+flow_tick_ns(const struct flow_cache *fc, uint64_t ticks)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t dt = flow_ticks() - fc->tsc0, dn = flow_mono_ns() - fc->ns0;
+
+	return dt ? (uint64_t)((double)ticks * (double)dn / (double)dt) : 0;
+#else
+	(void)fc;
+	return ticks;
+#endif
+}
+
 /* Introspection. */
 void
 flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
@@ -1520,23 +1826,28 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 
 		st_->hits += ld(&s->hits);
 		st_->misses += ld(&s->misses);
-		st_->stale_hits += ld(&s->stale_hits);
-		st_->admit_deferred += ld(&s->admit_deferred);
-		st_->insert_full += ld(&s->insert_full);
+		st_->invalid_route += ld(&s->invalid_route);
+		st_->invalid_policy += ld(&s->invalid_policy);
+		st_->admit_deferred += ld(&s->admit_skipped);
 		st_->insert_odd += ld(&s->insert_odd);
-		st_->bypassed += ld(&s->bypass_samples) * (FLOW_BYPASS_SAMPLE - 1);
+		st_->bypass_default += ld(&s->bypass_default);
+		st_->bypassed += ld(&s->bypass_samples);
+		st_->insert_norec += ld(&s->insert_norec);
+		st_->samples += ld(&s->hit_n) + ld(&s->res_n);
 		pthread_mutex_lock(&s->lock);
 		st_->inserts += s->inserts;
-		st_->evict_chain += s->evict_chain;
-		st_->expired_stale += s->stale_removed;
+		st_->evict_lru += s->evict_lru;
+		st_->insert_full += s->insert_full;
 		pthread_mutex_unlock(&s->lock);
 	}
+	st_->stale_hits = st_->invalid_route + st_->invalid_policy;
+	st_->evict_chain = st_->evict_lru;
+	st_->bypassed += st_->bypass_default;
 	st_->lookups = st_->hits + st_->misses + st_->bypassed;
 	st_->evict_size = ld(&fc->evict_size);
 	st_->expired_idle = ld(&fc->expired_idle);
-	st_->expired_stale += ld(&fc->expired_stale);
+	st_->expired_stale = ld(&fc->expired_stale);
 	st_->flushed = ld(&fc->flushed);
-	st_->insert_nomem = __atomic_load_n(&fc->insert_nomem, __ATOMIC_RELAXED);
 	st_->entries = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
 	st_->gc_runs = ld(&fc->gc_runs);
 	st_->gc_pressure_runs = ld(&fc->gc_pressure_runs);
@@ -1544,37 +1855,40 @@ flow_cache_stats(struct flow_cache *fc, struct flow_stats *st_)
 	st_->gc_ns_last = ld(&fc->gc_ns_last);
 	st_->gc_ns_max = ld(&fc->gc_ns_max);
 	st_->yields = ld(&fc->yields);
-	st_->doorkeeper_resets = ld(&fc->door_resets);
 	st_->bypass = (uint64_t)__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED);
 	st_->bypass_entered = ld(&fc->bypass_entered);
+	st_->records = __atomic_load_n(&fc->live_recs, __ATOMIC_RELAXED);
+	st_->admit_n = 1ull << __atomic_load_n(&fc->admit_shift, __ATOMIC_RELAXED);
+	st_->mask_updates = ld(&fc->mask_updates);
+	st_->mask4 = ld32(&fc->masks[0].fields);
+	st_->mask6 = ld32(&fc->masks[1].fields);
+	pthread_mutex_lock(&fc->adapt_lock);
+	st_->hit_ns = flow_tick_ns(fc, fc->c_hit);
+	st_->resolve_ns = flow_tick_ns(fc, fc->c_res);
+	st_->probe_miss_ns = flow_tick_ns(fc, fc->c_pm);
+	st_->insert_ns = flow_tick_ns(fc, fc->c_ins);
+	pthread_mutex_unlock(&fc->adapt_lock);
 	pthread_mutex_lock(&fc->rc_lock);
 	st_->reclaim = fc->rc;
 	st_->batch_nomem = fc->batch_nomem;
+	st_->records_pending = fc->pending_recs;
 	pthread_mutex_unlock(&fc->rc_lock);
 	if (st_->reclaim.gp_ns_min == UINT64_MAX)
 		st_->reclaim.gp_ns_min = 0;
-	st_->bytes = sizeof(*fc) + ((uint64_t)fc->mask + 1) * sizeof(*fc->buckets) +
+	st_->bytes = sizeof(*fc) + ((uint64_t)fc->mask + 1) * (64 + FLOW_WAYS * 64) +
 		     ((uint64_t)fc->stripe_mask + 1) * sizeof(*fc->stripes) +
-		     (fc->door_mask + 1) / 8 + st_->entries * FLOW_ENTRY_SIZE +
-		     st_->reclaim.bytes_pending;
+		     ((uint64_t)fc->imask + 1) * 4 + (uint64_t)fc->fresh * sizeof(struct flow_rec);
 }
 
 unsigned
 flow_cache_chain_max(struct flow_cache *fc)
 {
-	struct flow_entry *x;
-	unsigned n, max = 0;
+	unsigned n, max = 0, w;
 	uint32_t b;
 
-	for (b = 0; b <= fc->mask; b++) {
-		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
-
-		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
-			continue;
-		pthread_mutex_lock(&s->lock);
-		for (n = 0, x = fc->buckets[b]; x; x = x->next)
-			n++;
-		pthread_mutex_unlock(&s->lock);
+	for (b = 0; b <= fc->mask && max < FLOW_WAYS; b++) {
+		for (n = 0, w = 0; w < FLOW_WAYS; w++)
+			n += __atomic_load_n(&fc->sets[b].tag[w], __ATOMIC_RELAXED) != 0;
 		if (n > max)
 			max = n;
 	}
@@ -1586,22 +1900,54 @@ flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_info *e
 		void *arg)
 {
 	struct flow_entry_info info;
-	struct flow_entry *x;
 	uint32_t b;
+	unsigned w;
 	int rc = 0;
 
 	for (b = 0; b <= fc->mask && !rc; b++) {
 		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+		struct flow_set *set = &fc->sets[b];
 
-		if (!__atomic_load_n(&fc->buckets[b], __ATOMIC_RELAXED))
+		if (!__atomic_load_n(&set->tags, __ATOMIC_RELAXED))
 			continue;
 		pthread_mutex_lock(&s->lock);
-		for (x = fc->buckets[b]; x && !rc; x = x->next) {
-			info.key = x->key;
+		for (w = 0; w < FLOW_WAYS && !rc; w++) {
+			const union flow_fkey *k = &fc->keys[(size_t)b * FLOW_WAYS + w];
+			const struct flow_rec *r = &fc->recs[set->rec[w]];
+
+			if (!set->tag[w])
+				continue;
+			memset(&info, 0, sizeof(info));
+			info.legacy = (k->k.flags & FLOW_K_LEGACY) != 0;
+			if (info.legacy) {
+				info.key.dst = k->k.dst;
+				info.key.src = k->k.src;
+				info.key.iif = k->k.iif;
+				info.key.table = k->k.aux;
+				info.key.family = k->k.family;
+				info.key.tos = k->k.tos;
+				memcpy(&info.res, r->d.prefix.b, sizeof(info.res));
+			} else {
+				info.flow.family = k->k.family;
+				info.flow.tos = k->k.tos;
+				info.flow.ipproto = k->k.proto;
+				info.flow.flags = k->k.flags;
+				info.flow.iif = k->k.iif;
+				info.flow.oif = k->k.oif;
+				info.flow.mark = k->k.mark;
+				info.flow.uid = k->k.uid;
+				info.flow.sport = k->k.sport;
+				info.flow.dport = k->k.dport;
+				info.flow.flowlabel = k->k.aux;
+				info.flow.dst = k->k.dst;
+				info.flow.src = k->k.src;
+				info.d = r->d;
+			}
 			info.bucket = b;
-			info.gen = x->gen;
-			info.last_use = ld(&x->last_use);
-			info.res = x->res;
+			info.way = w;
+			info.record = set->rec[w];
+			info.gen = set->gen[w];
+			info.last_use = set->used[w];
 			rc = cb(&info, arg);
 		}
 		pthread_mutex_unlock(&s->lock);
@@ -1612,10 +1958,9 @@ flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_info *e
 int
 flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
 {
-	struct flow_entry *x, *y;
-	uint64_t h, linked = 0, entries, pending = 0;
-	unsigned n;
-	uint32_t b;
+	uint32_t *refs, b, id, nfree = 0, nchain = 0;
+	uint64_t used = 0, nlive = 0, h;
+	unsigned w, v;
 	int err = 0;
 
 #define FLOW_BAD(...)                                    \
@@ -1624,43 +1969,73 @@ flow_cache_check(struct flow_cache *fc, char *buf, size_t len)
 			snprintf(buf, len, __VA_ARGS__); \
 		err = -EUCLEAN;                          \
 	} while (0)
+	refs = calloc((size_t)fc->nrecs + 1, sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
 	for (b = 0; b <= fc->mask && !err; b++) {
 		struct flow_stripe *s = &fc->stripes[b & fc->stripe_mask];
+		struct flow_set *set = &fc->sets[b];
 
 		pthread_mutex_lock(&s->lock);
-		for (n = 0, x = fc->buckets[b]; x && !err; x = x->next, n++) {
-			h = flow_hash(fc, &x->key);
+		for (w = 0; w < FLOW_WAYS && !err; w++) {
+			const union flow_fkey *k = &fc->keys[(size_t)b * FLOW_WAYS + w];
+
+			if (k->u[15] & 1)
+				FLOW_BAD("set %u way %u: seq odd", b, w);
+			if (!set->tag[w])
+				continue;
+			used++;
+			h = flow_hash(fc, k);
 			if (((uint32_t)h & fc->mask) != b)
-				FLOW_BAD("bucket %u: entry of bucket %u", b, (uint32_t)h & fc->mask);
-			else if (x->tag != (uint32_t)(h >> 32))
-				FLOW_BAD("bucket %u: entry %u: tag %#x, key hashes to %#x", b, n,
-					 x->tag, (uint32_t)(h >> 32));
-			else if (x->gen & 1)
-				FLOW_BAD("bucket %u: entry %u: odd generation %llu", b, n,
-					 (unsigned long long)x->gen);
-			else if (n >= fc->cfg.chain_cap)
-				FLOW_BAD("bucket %u: chain longer than chain_cap %u", b,
-					 fc->cfg.chain_cap);
-			for (y = x->next; y && !err; y = y->next)
-				if (flow_key_eq(&x->key, &y->key))
-					FLOW_BAD("bucket %u: a key twice", b);
+				FLOW_BAD("set %u: way %u of set %u", b, w, (uint32_t)h & fc->mask);
+			else if (set->tag[w] != flow_tag(h))
+				FLOW_BAD("set %u way %u: tag %#x, key hashes to %#x", b, w,
+					 set->tag[w], flow_tag(h));
+			else if (!set->rec[w] || set->rec[w] >= fc->fresh)
+				FLOW_BAD("set %u way %u: record %u", b, w, set->rec[w]);
+			else
+				refs[set->rec[w]]++;
+			for (v = w + 1; v < FLOW_WAYS && !err; v++)
+				if (set->tag[v] &&
+				    flow_fkey_eq(&fc->keys[(size_t)b * FLOW_WAYS + v], k))
+					FLOW_BAD("set %u: a key twice", b);
 		}
-		linked += n;
 		pthread_mutex_unlock(&s->lock);
 	}
-	entries = __atomic_load_n(&fc->entries, __ATOMIC_RELAXED);
-	if (!err && linked != entries)
-		FLOW_BAD("%llu entries linked, count says %llu", (unsigned long long)linked,
-			 (unsigned long long)entries);
+	for (id = 1; id < fc->fresh && !err; id++) {
+		uint32_t r = __atomic_load_n(&fc->recs[id].refs, __ATOMIC_RELAXED);
+
+		if (r != FLOW_REC_DEAD && r != refs[id])
+			FLOW_BAD("record %u: %u references, %u ways", id, r, refs[id]);
+		else if (r == FLOW_REC_DEAD && refs[id])
+			FLOW_BAD("record %u: dead with %u ways", id, refs[id]);
+		if (r != FLOW_REC_DEAD && r)
+			nlive++;
+	}
+	for (b = 0; b <= fc->imask && !err; b++)
+		for (id = fc->iheads[b]; id && !err; id = fc->recs[id].next) {
+			nchain++;
+			if (fc->recs[id].refs == FLOW_REC_DEAD)
+				FLOW_BAD("record %u: dead in an intern chain", id);
+		}
 	pthread_mutex_lock(&fc->rc_lock);
-	for (x = fc->batch->list; x; x = x->retire_next)
-		pending += FLOW_ENTRY_SIZE;
-	if (!err && pending != fc->batch->bytes)
-		FLOW_BAD("open batch holds %llu bytes, counts %llu", (unsigned long long)pending,
-			 (unsigned long long)fc->batch->bytes);
-	if (!err && fc->rc.bytes_pending < pending)
-		FLOW_BAD("bytes_pending %llu below the open batch's %llu",
-			 (unsigned long long)fc->rc.bytes_pending, (unsigned long long)pending);
+	pthread_mutex_lock(&fc->free_lock);
+	for (id = fc->free_head; id; id = fc->recs[id].next)
+		nfree++;
+	pthread_mutex_unlock(&fc->free_lock);
+	free(refs);
+	if (!err && used != __atomic_load_n(&fc->entries, __ATOMIC_RELAXED))
+		FLOW_BAD("%llu ways used, count says %llu", (unsigned long long)used,
+			 (unsigned long long)fc->entries);
+	if (!err && nlive != __atomic_load_n(&fc->live_recs, __ATOMIC_RELAXED))
+		FLOW_BAD("%llu live records, count says %llu", (unsigned long long)nlive,
+			 (unsigned long long)fc->live_recs);
+	if (!err && nchain != nlive)
+		FLOW_BAD("%u records interned, %llu live", nchain, (unsigned long long)nlive);
+	if (!err && nlive + fc->pending_recs + nfree != fc->fresh - 1u)
+		FLOW_BAD("records: %llu live + %llu pending + %u free != %u",
+			 (unsigned long long)nlive, (unsigned long long)fc->pending_recs, nfree,
+			 fc->fresh - 1);
 	pthread_mutex_unlock(&fc->rc_lock);
 #undef FLOW_BAD
 	return err;

@@ -1,36 +1,48 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: flow cache in front of libfib
+ * DOC: the decision cache in front of libfib's resolution
  *
- * A bounded hash of recent lookups, keyed by (destination, source, tos,
- * input interface, table, family), after the Linux IPv4 route cache
- * (net/ipv4/route.c before 3.6) minus the flaws that had it removed:
+ * Caches whole decisions of fib_resolve_rcu (fib/policy.h): the flow,
+ * masked to the fields the current policy reads, maps to the 32-bit id of
+ * an interned, immutable decision record (doc/decisions.md, sections 4
+ * and 5). A hit reads the set's line, the way's key line, the record and
+ * the destination's region generation: no FIB memory.
  *
- *  - hash flooding: buckets are chosen by SipHash-1-3 keyed with a secret
- *    the caller draws once per process (getrandom), and chains are capped;
- *  - unbounded growth: max_entries is a hard limit, pressure GC keeps the
- *    count below it;
- *  - pure overhead at low hit rates: a doorkeeper bitmap admits a flow only
- *    on its second sighting (it is tested after a chain miss, so hits do
- *    not pay for its cache line);
- *    when the measured hit rate falls under bypass_below, 15 flows in 16
- *    skip the cache entirely (the 16th keeps measuring).
+ *  - Table: 2^n sets of 4 ways (one 64-byte line of tags, record ids,
+ *    generations and last use; one 64-byte key line per way), no chains,
+ *    no allocation per entry, constant work per probe, the least recently
+ *    used way replaced. Sets are chosen by SipHash-1-3 keyed with the
+ *    caller's per-process secret: a collision flood only churns one set.
+ *  - Key: family, flags, tos, iif, oif, destination and source always;
+ *    mark (under the rules' masks), uid, ports, protocol and flow label
+ *    only when a published rule or the multipath hash reads them. The
+ *    mask is recomputed when the policy generation moves, which also
+ *    stales every entry.
+ *  - Invalidation: an entry stores region generation + policy generation
+ *    (both only grow, so their sum moves on any change) read BEFORE
+ *    resolving; a hit needs it equal to the current sum. A route change
+ *    stales only the flows under the regions its prefix covers
+ *    (fib/regions.h); a policy change stales everything.
+ *  - Bypass and admission: with the default policy the resolution is one
+ *    compiled-table lookup and the cache is skipped. Otherwise 1 lookup
+ *    in 1024 is timed (hit, probe that missed, resolution, insert) and the
+ *    hit rate measured; a miss is admitted 1 in N (N doubling while few
+ *    hits come back), and when the cache costs more than it saves most
+ *    flows skip it (1 in 16 keeps measuring).
+ *  - Records: interned by content, counted by the ways that refer to
+ *    them; the last reference gone, a record is unlinked and its id freed
+ *    after an RCU grace period (batched call_rcu), so a reader holding an
+ *    id it read in its read section always finds the same record.
  *
- * Readers (lookup threads) never lock: chains are RCU lists. Inserts and
- * removals take one of a striped array of locks, never a global one.
- * Entries carry the FIB generation of their lookup; an older generation is
- * a miss and the entry is replaced lazily. The generation is odd while a
- * FIB change is in progress: a miss then is not inserted (insert_odd), and
- * a hit needs an entry whose generation is the current one and even, so
- * nothing looked up in the middle of a change is ever answered from the
- * cache. Removed entries are freed in
- * batches after an RCU grace period, as libfib frees trie nodes.
+ * The older key/fib_result API (struct flow_key, flow_lookup*_rcu) is
+ * kept for the daemon until it moves to flow_resolve_rcu: its entries
+ * live in the same table and also compare the FIB's global generation.
  *
- * An expiry worker (flow_cache_start) scans goal = elapsed * buckets /
- * gc_timeout buckets every gc_interval from a persistent rover (so the
- * table is covered once per gc_timeout), dropping stale and idle entries,
- * with a "someone is waiting" test every bucket and a time-budget test
- * every yield_check buckets (kernel: need_resched() before cond_resched()).
+ * An expiry worker (flow_cache_start) scans goal = elapsed * sets /
+ * gc_timeout sets every gc_interval from a persistent rover (so the table
+ * is covered once per gc_timeout), dropping stale and idle entries, with
+ * a "someone is waiting" test every set and a time-budget test every
+ * yield_check sets (kernel: need_resched() before cond_resched()).
  *
  * No I/O, no globals, no logging. Errors: 0 or -errno; NULL and errno.
  */
@@ -42,6 +54,7 @@
 #include <stdint.h>
 
 #include "fib/fib.h"
+#include "fib/policy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,7 +79,8 @@ struct flow_key {
 /* Admission policies. */
 enum flow_admit {
 	FLOW_ADMIT_ALL = 0,        /* insert every miss */
-	FLOW_ADMIT_DOORKEEPER = 1, /* insert on the second sighting (default) */
+	FLOW_ADMIT_DOORKEEPER = 1, /* measured: 1 miss in N, N from the hit rate (default;
+				    * the name is the older doorkeeper's) */
 };
 
 /* Clock: monotonic nanoseconds. Injected by tests; NULL for
@@ -76,7 +90,7 @@ typedef uint64_t (*flow_clock_fn)(void *arg);
 /* Every tunable; conf/ fills it. Times in nanoseconds. */
 struct flow_config {
 	bool enabled;                 /* true */
-	uint32_t buckets;             /* 131072; rounded up to a power of two */
+	uint32_t buckets;             /* 131072 sets of 4 ways; rounded up to a power of two */
 	uint32_t max_entries;         /* 524288: hard limit */
 	uint64_t gc_interval;         /* 60 s; first run jittered in [1/2, 1] */
 	uint64_t gc_timeout;          /* 300 s: idle entries older go */
@@ -87,12 +101,16 @@ struct flow_config {
 				       * empty ones) between time-budget checks;
 				       * 0: no yield checks at all */
 	uint64_t yield_sleep;         /* 0: sched_yield(); else nanosleep this long */
-	uint32_t chain_cap;           /* 16: the oldest entry of a full chain goes */
+	uint32_t chain_cap;           /* 16: checked (> 0) and kept for conf; sets have
+				       * 4 ways, the least recently used goes */
 	uint32_t admit;               /* enum flow_admit */
-	uint32_t doorkeeper_bits_log; /* 21: 2^21 bits (256 KiB) */
-	uint32_t reclaim_bytes;       /* 512 KiB retired per call_rcu batch */
-	uint32_t bypass_below;        /* 30: hit rate (%) under which 15 flows in
-				       * 16 skip the cache; left at +10; 0: never */
+	uint32_t doorkeeper_bits_log; /* 21: checked (6..32), kept for conf; unused */
+	uint32_t reclaim_bytes;       /* 512 KiB of records retired per call_rcu batch */
+	uint32_t bypass_below;        /* 30: 0 never bypasses; else 15 flows in 16
+				       * skip the cache while it costs more than it
+				       * saves (measured), or while the hit rate (%)
+				       * is under it with no hit cheaper than the
+				       * resolution; left at +10 points */
 	uint64_t secret[2];           /* hash key: random per process */
 	flow_clock_fn clock;          /* NULL: CLOCK_MONOTONIC_COARSE */
 	void *clock_arg;
@@ -129,9 +147,31 @@ struct flow_stats {
 	uint64_t bypass_entered;
 	uint64_t batch_nomem;     /* retired entries kept in the open batch, not
 				   * handed to call_rcu: allocation failed */
-	uint64_t bytes;           /* buckets, locks, doorkeeper, entries, pending */
-	struct fib_reclaim_stats reclaim;
+	uint64_t bytes;           /* sets, keys, records, locks */
+	struct fib_reclaim_stats reclaim; /* of records */
+	/* the decision cache */
+	uint64_t bypass_default;  /* resolutions sent straight to the FIB: default policy */
+	uint64_t evict_lru;       /* a full set's least recently used way replaced
+				   * (also counted in evict_chain) */
+	uint64_t invalid_route;   /* hits refused: a route under the flow changed */
+	uint64_t invalid_policy;  /* hits refused: the policy changed */
+	uint64_t insert_norec;    /* misses not inserted: no free record */
+	uint64_t records;         /* live decision records */
+	uint64_t records_pending; /* retired, waiting for their grace period */
+	uint64_t admit_n;         /* a miss is admitted 1 in admit_n */
+	uint64_t hit_ns, resolve_ns, probe_miss_ns, insert_ns; /* measured means */
+	uint64_t samples;         /* timed lookups */
+	uint64_t mask_updates;    /* key masks recomputed */
+	uint32_t mask4, mask6;    /* FLOW_MASK_* of the current key masks */
 };
+
+/* The optional key fields (flow_stats.mask4/mask6). */
+#define FLOW_MASK_MARK 0x01
+#define FLOW_MASK_UID 0x02
+#define FLOW_MASK_SPORT 0x04
+#define FLOW_MASK_DPORT 0x08
+#define FLOW_MASK_PROTO 0x10
+#define FLOW_MASK_FLOWLABEL 0x20
 
 /* Fill c with the defaults (secret zero: the caller must set it).
  * Context: any. */
@@ -149,6 +189,22 @@ struct flow_cache *flow_cache_new(const struct flow_config *c);
  * with no reader using this cache any more.
  */
 void flow_cache_free(struct flow_cache *fc);
+
+/*
+ * Resolve fl as fib_resolve_rcu would (same return: 0 or -d->error),
+ * through the cache: a hit copies the cached record's decision. With the
+ * cache disabled or bypassed, fib_resolve_rcu itself. d->info is valid
+ * until fib_read_unlock(). Context: reader.
+ */
+int flow_resolve_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+		     struct fib_decision *d);
+/*
+ * n flows at once: the sets of all are hashed and prefetched before any
+ * is probed, the misses resolved one by one. Returns the number of hits.
+ * Context: reader.
+ */
+size_t flow_resolve_batch_rcu(struct flow_cache *fc, const struct fib *fib,
+			      const struct fib_flow *fl, struct fib_decision *d, size_t n);
 
 /* Fill *k; addresses in host order (the trace format). Context: any. */
 void flow_key_set4(struct flow_key *k, uint32_t table, uint32_t dst, uint32_t src,
@@ -246,23 +302,30 @@ int flow_cache_reconfigure(struct flow_cache *fc, const struct flow_config *c);
 /* Counters; approximate while lookups run on several threads. Context: any. */
 void flow_cache_stats(struct flow_cache *fc, struct flow_stats *st);
 
-/* Longest chain now, and the bucket index of a key (for tests and
- * fibctl). Context: any, registered. */
+/* Most ways used in a set now (at most 4), and the set of a legacy key
+ * (for tests and fibctl). Context: any, registered. */
 unsigned flow_cache_chain_max(struct flow_cache *fc);
 uint32_t flow_cache_bucket(const struct flow_cache *fc, const struct flow_key *key);
+/* The set of a flow under the current key mask. Context: reader. */
+uint32_t flow_cache_set(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl);
 
 /* One cached entry, as flow_cache_walk shows it. */
 struct flow_entry_info {
+	bool legacy;          /* a flow_key entry: key and res; else flow and d */
 	struct flow_key key;
-	uint32_t bucket;
-	uint64_t gen;
-	uint64_t last_use;
 	struct fib_result res;
+	struct fib_flow flow; /* the masked key as a flow */
+	struct fib_decision d;
+	uint32_t bucket;      /* set */
+	uint32_t way;
+	uint32_t record;      /* record id */
+	uint64_t gen;         /* region + policy (+ FIB for legacy) generation, 32 bits */
+	uint64_t last_use;    /* ms */
 };
 
 /*
- * Call cb for every entry, bucket by bucket, newest first in a chain,
- * with the bucket's lock held (cb must not call into the cache); a
+ * Call cb for every entry, set by set, way by way,
+ * with the set's lock held (cb must not call into the cache); a
  * non-zero return stops the walk and is returned. Context: any,
  * registered, outside a read section.
  */
@@ -270,23 +333,23 @@ int flow_cache_walk(struct flow_cache *fc, int (*cb)(const struct flow_entry_inf
 		    void *arg);
 
 /*
- * Verify the invariants: every entry in the bucket and with the tag its
- * key hashes to, no key twice in a chain, chains at most chain_cap long,
- * no entry of an odd generation,
- * the entry count equal to the entries linked, the open reclamation batch
- * equal to its byte count. Returns 0 or -EUCLEAN and a message in buf.
- * Context: any, registered, outside a read section (as flow_cache_walk), with no concurrent insert or removal. For
- * tests.
+ * Verify the invariants: every way in the set and with the tag its key
+ * hashes to, no key twice in a set, every way's record live and its
+ * reference count equal to the ways that name it, every live record in
+ * the intern table once, the entry count equal to the ways used, the
+ * records accounted (live + pending + free = allocated). Returns 0 or
+ * -EUCLEAN and a message in buf. Context: any, registered, outside a
+ * read section, with no concurrent insert or removal. For tests.
  */
 int flow_cache_check(struct flow_cache *fc, char *buf, size_t len);
 
 /*
  * Test hook, only in builds configured with --enable-fault-injection:
- * make the nth next allocation of this cache fail (entries, reclamation
- * batches, the worker thread; 1 = the next one; 0 disables). A failed
- * entry is not inserted (insert_nomem), a failed batch keeps collecting
- * until the next retire (batch_nomem), a failed worker start returns
- * -EAGAIN. Context: any.
+ * make the nth next allocation of this cache fail (reclamation batches,
+ * the worker thread; 1 = the next one; 0 disables). Entries and records
+ * are never allocated one by one; a failed batch keeps collecting until
+ * the next retire (batch_nomem), a failed worker start returns -EAGAIN.
+ * Context: any.
  */
 void flow_cache_fail_after(struct flow_cache *fc, long n);
 

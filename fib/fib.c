@@ -247,6 +247,7 @@ fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 	}
 	fib_begin(fib);
 	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
+	regions_bump(&fib->ctx.regions, r->family, &r->dst, r->plen);
 	fib_end(fib);
 	if (r->table == POLICY_TABLE_LOCAL && (err || replaced))
 		localf_note_del(fib, r);
@@ -264,6 +265,7 @@ fib_del(struct fib *fib, const struct fib_route *r)
 		return -EINVAL;
 	fib_begin(fib);
 	err = r->family == AF_INET ? trie4_del(fib->t4, r) : trie6_del(fib->t6, r);
+	regions_bump(&fib->ctx.regions, r->family, &r->dst, r->plen);
 	fib_end(fib);
 	if (!err)
 		localf_note_del(fib, r);
@@ -293,6 +295,7 @@ fib_compact(struct fib *fib, int family)
 		trie4_load_publish(fib->t4, tree4, routes4);
 	if (tree6)
 		trie6_load_publish(fib->t6, tree6, routes6);
+	regions_bump_all(&fib->ctx.regions, family);
 	fib_end(fib);
 	return 0;
 }
@@ -351,6 +354,7 @@ fib_load(struct fib *fib, const struct fib_route *r, size_t n)
 			trie4_load_publish(fib->t4, tree4, routes4);
 		if (n6)
 			trie6_load_publish(fib->t6, tree6, routes6);
+		regions_bump_all(&fib->ctx.regions, n4 && n6 ? AF_UNSPEC : n4 ? AF_INET : AF_INET6);
 		fib_end(fib);
 	}
 	free(v4);
@@ -366,6 +370,7 @@ fib_flush(struct fib *fib, int family)
 		trie4_flush(fib->t4);
 	if (family == AF_INET6 || family == AF_UNSPEC)
 		trie6_flush(fib->t6);
+	regions_bump_all(&fib->ctx.regions, family);
 	fib_end(fib);
 	localf_reset(fib, family);
 }

@@ -11,6 +11,7 @@
 #define FIB_FIB_PRIV_H
 
 #include "fib/fib.h"
+#include "fib/regions.h"
 
 struct pool;
 struct reclaim;
@@ -31,6 +32,7 @@ struct fib_ctx {
 	struct reclaim *rc;
 	struct info_table *it;
 	struct fib_params params;
+	struct fib_regions regions; /* route region generations (fib/regions.h) */
 };
 
 /*

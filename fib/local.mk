@@ -11,7 +11,8 @@ fib_libfib_la_SOURCES = \
 	fib/reclaim.c \
 	fib/policy.c \
 	fib/resolve.c \
-	fib/mphash.c
+	fib/mphash.c \
+	fib/regions.c
 noinst_HEADERS += \
 	fib/rcu.h \
 	fib/trie.h \
@@ -20,6 +21,7 @@ noinst_HEADERS += \
 	fib/info.h \
 	fib/pool.h \
 	fib/reclaim.h \
+	fib/regions.h \
 	fib/fib_priv.h \
 	fib/policy_priv.h \
 	fib/mphash.h

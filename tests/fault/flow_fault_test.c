@@ -71,7 +71,7 @@ counted(void *p)
 	return p;
 }
 
-static void *
+static __attribute__((unused)) void *
 t_malloc(size_t size)
 {
 	return counted(malloc(size));
@@ -92,7 +92,7 @@ t_posix_memalign(void **p, size_t align, size_t size)
 	return rc;
 }
 
-static void *
+static __attribute__((unused)) void *
 t_aligned_alloc(size_t align, size_t size)
 {
 	return counted(aligned_alloc(align, size));
@@ -470,7 +470,13 @@ START_TEST(test_live_ops)
 	flow_cache_free(fc);
 	flow_cache_free(ref);
 	ck_assert_int_eq(live_now(), base);
-	ck_assert_msg(clean > 0, "%s: no allocation to fail", what);
+	if (clean == 0) {
+		/* entries and records are inline in preallocated tables: only
+		 * a full reclamation batch allocates */
+		printf("%-13s no allocation (entries and records preallocated)\n", what);
+		fib_teardown();
+		return;
+	}
 
 	for (k = 1; k <= (long)clean + 1; k++) {
 		struct counts b, a, r;
@@ -527,53 +533,8 @@ START_TEST(test_live_ops)
 }
 END_TEST
 
-/*
- * A single lookup whose insert fails leaves the cache exactly as it was:
- * neither the stale copy of the key nor the oldest entry of a full chain
- * is unlinked before the new entry exists.
- */
-START_TEST(test_insert_unchanged)
-{
-	struct flow_cache *fc, *ref;
-	struct flow_stats fs;
-	char *before, *after;
-	unsigned i, evict_or_stale = 0;
-
-	fib_setup();
-	for (int stale = 0; stale < 2; stale++) {
-		for (i = 0; i < 48; i++) {
-			struct flow_stats s0, s1;
-
-			pair_new(&fc, &ref, OP_NOP);
-			if (stale)
-				fib_bump();
-			before = snapshot(fc);
-			flow_cache_stats(ref, &s0);
-			lookups(ref, i, 1, false);
-			flow_cache_stats(ref, &s1);
-			evict_or_stale += s1.evict_chain + s1.stale_hits > s0.evict_chain + s0.stale_hits;
-			flow_cache_fail_after(fc, 1);
-			lookups(fc, i, 1, false);
-			flow_cache_fail_after(fc, 0);
-			after = snapshot(fc);
-			flow_cache_stats(fc, &fs);
-			if (s1.inserts > s0.inserts) {
-				ck_assert_uint_eq(fs.insert_nomem, 1);
-				ck_assert_msg(strcmp(before, after) == 0,
-					      "flow %u (%s): failed insert changed the cache:\n%s\nwas:\n%s",
-					      i, stale ? "stale" : "new", after, before);
-			}
-			consistent(fc, "insert", (long)i);
-			free(before);
-			free(after);
-			flow_cache_free(fc);
-			flow_cache_free(ref);
-		}
-	}
-	ck_assert_msg(evict_or_stale > 20, "only %u lookups would evict or replace", evict_or_stale);
-	fib_teardown();
-}
-END_TEST
+/* Inserts allocate nothing (entries and records are preallocated), so the
+ * older test that a failed insert leaves the cache unchanged has no case. */
 
 /* flow_cache_new with each of its allocations failing, for a small table
  * (malloc) and a large one (2 MiB aligned, posix_memalign). */
@@ -587,7 +548,7 @@ START_TEST(test_new)
 	fib_setup();
 	cfg_small(&c);
 	if (_i)
-		c.buckets = 1u << 19;
+		c.buckets = 1u << 16; /* sets 4 MiB: 2 MiB aligned */
 	base = live_now();
 	allocs = 0;
 	fc = flow_cache_new(&c);
@@ -595,7 +556,7 @@ START_TEST(test_new)
 	ck_assert_ptr_nonnull(fc);
 	flow_cache_free(fc);
 	ck_assert_int_eq(live_now(), base);
-	ck_assert_uint_eq(clean, 5);
+	ck_assert_uint_eq(clean, 7); /* fc, sets, keys, records, intern heads, stripes, batch */
 	for (k = 1; k <= (long)clean; k++) {
 		c.fail_after = k;
 		errno = 0;
@@ -607,7 +568,7 @@ START_TEST(test_new)
 			      k, live_now() - base);
 	}
 	/* past the last: it works, and the count goes on in the cache (the
-	 * first insert fails) */
+	 * first reclamation batch fails; inserts allocate nothing) */
 	c.fail_after = (long)clean + 1;
 	fc = flow_cache_new(&c);
 	ck_assert_ptr_nonnull(fc);
@@ -616,7 +577,10 @@ START_TEST(test_new)
 		struct flow_stats fs;
 
 		flow_cache_stats(fc, &fs);
-		ck_assert_uint_eq(fs.insert_nomem, 1);
+		ck_assert_uint_eq(fs.entries, 1);
+		flow_cache_flush(fc);
+		flow_cache_stats(fc, &fs);
+		ck_assert_uint_eq(fs.batch_nomem, 1);
 		ck_assert_uint_eq(fs.entries, 0);
 	}
 	still_caches(fc, "flow_cache_new", k);
@@ -665,7 +629,6 @@ fault_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_new, 0, 2);
-	tcase_add_test(tc, test_insert_unchanged);
 	tcase_add_loop_test(tc, test_live_ops, OP_MISS, OP_NOP);
 	tcase_add_test(tc, test_start);
 	suite_add_tcase(s, tc);
