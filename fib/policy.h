@@ -182,11 +182,16 @@ struct fib_flow {
 
 /*
  * The decision. error is 0 or the kernel's positive errno: ENETUNREACH
- * (no rule matched, every table missed, an `unreachable` rule),
- * EHOSTUNREACH (an unreachable route; IPv4), EACCES (prohibit), EINVAL
- * (blackhole, or a malformed flow). type is the matched route's enum
- * fib_type (also set with the route types' errors), 0 without a route.
- * path indexes info->nh[] (the chosen path); npaths == info->nh_count.
+ * (no rule matched, every table missed, an `unreachable` rule, an oif
+ * that is down), EHOSTUNREACH (an unreachable route, both families: the
+ * kernel's fib_props and fib6_prop; or an input flow on a host that does
+ * not forward), EACCES (prohibit), EINVAL (blackhole, or a malformed
+ * flow), ENODEV (an oif the links do not know). type is the matched
+ * route's enum fib_type (also set with the route types' errors), 0
+ * without a route. path indexes info->nh[] (the chosen path); npaths ==
+ * info->nh_count. Without FIB_D_ROUTE, info is NULL: an error, or an
+ * IPv4 output flow with an oif whose lookup failed, which the kernel
+ * sends on-link out of oif (type FIB_UNICAST, no path).
  */
 struct fib_decision {
 	uint8_t family, type, error, plen;
