@@ -23,14 +23,17 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/nl_reset.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
-	tests/integration/daemon_robust.sh
+	tests/integration/daemon_robust.sh \
+	tests/integration/ctl_flow.sh
 TESTS += \
+	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/daemon_robust.sh
 dist_noinst_SCRIPTS += \
+	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
