@@ -34,8 +34,10 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/daemon_robust.sh \
+	tests/integration/ctl_flow.sh \
 	tests/integration/ingest_policy.sh
 TESTS += \
+	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
@@ -43,6 +45,7 @@ TESTS += \
 	tests/integration/daemon_robust.sh \
 	tests/integration/ingest_policy.sh
 dist_noinst_SCRIPTS += \
+	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
