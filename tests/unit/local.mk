@@ -144,7 +144,6 @@ VALGRIND_TESTS = \
 	tests/unit/ctl_test \
 	tests/unit/lookup_test \
 	tests/unit/mphash_test \
-
 	tests/unit/resolve_test \
 	tests/util/routes_test \
 	tests/util/tablegen_test
