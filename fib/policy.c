@@ -422,7 +422,8 @@ policy_build(struct fib *fib, int family)
 					break;
 				}
 	}
-	memcpy(links, ps->links, nl * sizeof(*links));
+	if (nl)
+		memcpy(links, ps->links, nl * sizeof(*links));
 	p->all_up = 1;
 	for (size_t i = 0; i < nl; i++)
 		if ((links[i].flags & (IFF_UP | IFF_LOWER_UP)) != (IFF_UP | IFF_LOWER_UP))

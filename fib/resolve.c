@@ -421,7 +421,7 @@ rules_walk(const struct rctx *c, struct fib_decision *d, struct tres *t)
 /* ------------------------------------------------------------ Step 3 */
 
 /* fib_rebalance's upper bound of path i, -1 when the path is skipped */
-static int32_t
+static int64_t
 upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w, uint64_t total)
 {
 	unsigned weight;
@@ -430,7 +430,8 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 		return -1;
 	weight = fi->nh[i].weight ? fi->nh[i].weight : 1;
 	*w += weight;
-	return (int32_t)(((*w << 31) + total / 2) / total) - 1;
+	/* DIV_ROUND_CLOSEST_ULL(w << 31, total) - 1: the last is 2^31 - 1 */
+	return (int64_t)(((*w << 31) + total / 2) / total) - 1;
 }
 
 static int select_source4(const struct rctx *c, const struct fib_info *fi, int path,
@@ -457,7 +458,7 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	have_saddr = c->fl->family == AF_INET && (c->fl->flags & FIB_FLOW_SRC) &&
 		     c->fl->src.v4.s_addr != 0;
 	for (int i = 0; i < fi->nh_count; i++) {
-		int32_t ub = upper_bound(c, fi, i, &w, total);
+		int64_t ub = upper_bound(c, fi, i, &w, total);
 		int match = 1;
 
 		if (ub < 0)
@@ -471,7 +472,7 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 			sel = i;
 			found = match;
 		}
-		if (hash > (uint32_t)ub)
+		if ((int64_t)hash > ub)
 			continue;
 		if (match)
 			return i;
