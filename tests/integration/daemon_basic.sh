@@ -42,8 +42,10 @@ routes6=$TMP/gen6.txt
 	echo "route add blackhole 198.51.100.0/24"
 } >"$TMP/batch"
 ip -n "$NS" -force -batch "$TMP/batch" 2>"$TMP/batch.err"
-n4=$(ip -n "$NS" -o -4 route show | wc -l)
-n6=$(ip -n "$NS" -o -6 route show | wc -l)
+# every table, as fibd mirrors by default (multicast and anycast routes
+# are not forwarding entries: fibd skips them)
+n4=$(ip -n "$NS" -o -4 route show table all | grep -cv '^\(multicast\|anycast\) ')
+n6=$(ip -n "$NS" -o -6 route show table all | grep -cv '^\(multicast\|anycast\) ')
 echo "namespace: $n4 IPv4, $n6 IPv6 routes"
 
 sock=$TMP/ctl/fibd.sock

@@ -50,7 +50,7 @@ ip -n "$NS" addr add 2001:db8:ffff::1/64 dev v0 nodad
 routes4=$(nl_routes_file gen4 4 "$N")
 head -n "$N" "$routes4" >"$TMP/r4"
 nl_batch_routes "$TMP/r4" v0 10.0.0.2 "" | ip -n "$NS" -force -batch - 2>/dev/null
-n4=$(ip -n "$NS" -o -4 route show | wc -l)
+n4=$(ip -n "$NS" -o -4 route show table all | wc -l) # every table, as fibd
 echo "namespace: $n4 IPv4 routes"
 
 sock=$TMP/ctl/fibd.sock
@@ -579,7 +579,7 @@ NSS=$(echo "$NSS" | sed "s/ $NS\b//")
 sleep 0.5
 robust good "namespace name deleted" || nl_fail "after ip netns del"
 nsenter --net="/proc/$FIBD_PID/ns/net" ip link del v0 || nl_fail "link del in the namespace"
-left=$(nsenter --net="/proc/$FIBD_PID/ns/net" ip -o -4 route show | wc -l)
+left=$(nsenter --net="/proc/$FIBD_PID/ns/net" ip -o -4 route show table all | wc -l)
 for i in $(seq $((100 * NL_SLOW))); do
 	got=$(ctl --json show summary | sed -n 's/.*"routes_v4": \([0-9]*\).*/\1/p')
 	[ "$got" = "$left" ] && break

@@ -201,9 +201,11 @@ awk -v v4="$V4" -v v6="$V6" 'BEGIN {
 	for (i = 0; i < v6; i++)
 		printf "route add 2001:db8:%x::/48 via 2001:db8::2\n", i + 1
 }' | n ip -batch - || die "loading the routes"
-k4=$(n ip -4 -o route show table main | wc -l)
-k6=$(n ip -6 -o route show table main | wc -l)
-ok "kernel main table in the container: $k4 IPv4, $k6 IPv6 routes"
+# every table, as fibd mirrors by default (not multicast and anycast
+# routes: fibd skips them)
+k4=$(n ip -4 -o route show table all | grep -cv '^\(multicast\|anycast\) ')
+k6=$(n ip -6 -o route show table all | grep -cv '^\(multicast\|anycast\) ')
+ok "kernel tables in the container: $k4 IPv4, $k6 IPv6 routes"
 
 # --- 1. install ------------------------------------------------------------------
 list_files() {
