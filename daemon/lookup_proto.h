@@ -39,12 +39,14 @@
  *              + nrec records: struct lookup_rec, then its paths
  *                (lookup_rec_paths(rec) struct lookup_nh)
  *
- * A flow is what `ip route get` takes (struct fib_flow of fib/policy.h):
- * the addresses are 16 bytes whatever the family (IPv4 in the first 4,
- * the rest zero), ports and flow label in host order, iif/oif as ifindex.
- * A field whose LOOKUP_FLOW_* flag is clear must be 0, and so must the
- * pad and an IPv4 flow's flow label: anything else makes the whole
- * request EINVAL. A record is a decision: the kernel's error or route
+ * A flow is what `ip route get` takes, laid out as struct fib_flow of
+ * fib/policy.h: the addresses are 16 bytes whatever the family (IPv4 in
+ * the first 4, the rest zero), ports and flow label in host order,
+ * iif/oif as ifindex. A field whose LOOKUP_FLOW_* flag is clear must be
+ * 0 (iif and oif: non-zero when it is set), and so must the pad and an
+ * IPv4 flow's flow label: anything else makes the whole request EINVAL
+ * (a bad family: EAFNOSUPPORT; an unknown version: EPROTONOSUPPORT, in
+ * an answer whose version is the newest the server speaks). A record is a decision: the kernel's error or route
  * type, the table and rule that decided, the matched prefix, the source
  * address, the chosen path and the route's paths. errors[i] repeats the
  * error of record ids[i], for clients that only ask "routable?".

@@ -13,7 +13,7 @@
  * (after a grace period) under a querying client.
  *
  * Version 2 (flows in, record ids out): every answer equals
- * fib_resolve_rcu of the same flow, a record comes once per epoch, v1 and
+ * fib_resolve_rcu of the same flow (IPv4 and IPv6), a record comes once per epoch, v1 and
  * v2 mixed on one connection, malformed requests (counts, truncation,
  * versions, family, each bad flow field) answered with a status on a
  * connection that keeps serving, a route change starts a new epoch, more
@@ -529,16 +529,17 @@ flow4(struct lookup_flow *f, uint32_t dst, uint16_t sport, uint16_t dport)
 	f->ipproto = 6;
 }
 
-/* The record of flow f equals fib_resolve_rcu's decision now. */
+/* The record of flow f (of family) equals fib_resolve_rcu's decision now. */
 static void
-check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err)
+check_decision_fam(int family, const struct lookup_flow *f, const struct lookup2_entry *e,
+		   uint8_t err)
 {
 	const struct lookup_rec *rec = &e->rec;
 	struct fib_flow fl;
 	struct fib_decision d;
 
 	memset(&fl, 0, sizeof(fl));
-	fl.family = AF_INET;
+	fl.family = (uint8_t)family;
 	fl.tos = f->tos;
 	fl.ipproto = f->ipproto;
 	fl.flags = f->flags;
@@ -548,6 +549,7 @@ check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8
 	fl.uid = f->uid;
 	fl.sport = f->sport;
 	fl.dport = f->dport;
+	fl.flowlabel = f->flowlabel;
 	memcpy(fl.dst.b, f->dst, 16);
 	memcpy(fl.src.b, f->src, 16);
 	fib_read_lock();
@@ -555,7 +557,7 @@ check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8
 	ck_assert_uint_eq(rec->error, d.error);
 	ck_assert_uint_eq(err, d.error);
 	ck_assert_uint_eq(rec->type, d.type);
-	ck_assert_uint_eq(rec->family, AF_INET);
+	ck_assert_uint_eq(rec->family, family);
 	ck_assert_uint_eq(rec->flags & ~LOOKUP_D_CUT, d.flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE));
 	if (d.flags & FIB_D_RULE)
 		ck_assert_uint_eq(rec->rule, d.rule);
@@ -581,6 +583,12 @@ check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8
 		}
 	}
 	fib_read_unlock();
+}
+
+static void
+check_decision(const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err)
+{
+	check_decision_fam(AF_INET, f, e, err);
 }
 
 /* Query flows, check every answer; returns the records received. */
@@ -636,6 +644,64 @@ START_TEST(test_v2_answers)
 	/* A record per distinct decision: 20 batches over 5 routes (and the
 	 * paths, sources, misses) come nowhere near one per flow. */
 	ck_assert_uint_lt(m.records, 20 * LOOKUP_BATCH_MAX / 4);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/* IPv6 flows (flow labels, a 3-path route, a miss) against fib_resolve_rcu. */
+START_TEST(test_v2_ipv6)
+{
+	static const char *pfx[] = { "2001:db8::/32", "2001:db8:1::/48", "2001:db8:1:2::/64" };
+	struct lookup_flow fl[LOOKUP_BATCH_MAX];
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	uint64_t x = 99;
+	int fd;
+
+	for (unsigned p = 0; p < 3; p++) {
+		struct fib_route r;
+		struct fib_nh nh[3];
+		uint8_t fam;
+
+		memset(&r, 0, sizeof(r));
+		memset(nh, 0, sizeof(nh));
+		ck_assert_int_eq(fib_prefix_parse(pfx[p], &r.dst, &r.plen, &fam), 0);
+		r.family = fam;
+		r.type = FIB_UNICAST;
+		r.table = 254;
+		r.priority = 1024;
+		for (unsigned k = 0; k <= p; k++) {
+			nh[k].gw_family = AF_INET6;
+			inet_pton(AF_INET6, "fe80::1", nh[k].gw.b);
+			nh[k].gw.b[15] += (uint8_t)k;
+			nh[k].ifindex = 2 + k;
+			nh[k].weight = 1;
+		}
+		r.nh = nh;
+		r.nh_count = (uint8_t)(p + 1);
+		ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	}
+	fd = lookup_client_connect(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			memset(&fl[i], 0, sizeof(fl[i]));
+			inet_pton(AF_INET6, i % 4 == 3 ? "3fff::1" : "2001:db8:1:2::", fl[i].dst);
+			fl[i].dst[5] = (uint8_t)(i % 4 == 0 ? 9 : 1); /* 2001:db8::/32 only */
+			fl[i].dst[15] = (uint8_t)x;
+			fl[i].ipproto = 17;
+			fl[i].sport = (uint16_t)(x >> 8);
+			fl[i].dport = 4789;
+			fl[i].flowlabel = (uint32_t)(x >> 24) & 0xfffff;
+		}
+		ck_assert_int_eq(lookup2_query(fd, AF_INET6, fl, LOOKUP_BATCH_MAX, ids, errs, &m), 0);
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+			check_decision_fam(AF_INET6, &fl[i], lookup2_record(&m, ids[i]), errs[i]);
+	}
 	lookup2_map_free(&m);
 	close(fd);
 }
@@ -709,8 +775,8 @@ START_TEST(test_v2_malformed)
 	struct lookup_flow good;
 	struct lookup2_map m;
 	struct lookup_stats st;
-	uint32_t ids[1];
-	uint8_t errs[1];
+	uint32_t ids[1] = { 0 };
+	uint8_t errs[1] = { 0 };
 	size_t one = sizeof(q.h) + sizeof(q.f[0]);
 	int fd = lookup_client_connect(path), fd2 = lookup_client_connect(path);
 
@@ -960,6 +1026,7 @@ main(void)
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_cache_swap);
 	tcase_add_test(tc, test_v2_answers);
+	tcase_add_test(tc, test_v2_ipv6);
 	tcase_add_test(tc, test_v2_mixed);
 	tcase_add_test(tc, test_v2_malformed);
 	tcase_add_test(tc, test_v2_epoch);
