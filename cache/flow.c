@@ -987,12 +987,19 @@ flow_sampled(const union fib_addr *dst, const union fib_addr *src, uint32_t iif)
 	return flow_sampled_w(w[0], w[1], w[2], w[3], iif);
 }
 
+/* A moving mean of the window means; a window may raise it at most 2x,
+ * so one preempted or page-faulting sample cannot flip a decision. */
 static inline uint64_t
 flow_smooth(uint64_t c, uint64_t t, uint64_t n)
 {
+	uint64_t w;
+
 	if (!n)
 		return c;
-	return c ? (c * 3 + t / n) / 4 : t / n;
+	w = t / n;
+	if (c && w > 2 * c)
+		w = 2 * c;
+	return c ? (c * 3 + w) / 4 : w;
 }
 
 /*
@@ -1226,6 +1233,11 @@ flow_resolve_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_
 
 	if (!fc)
 		return fib_resolve_rcu(fib, fl, d);
+	/* the bypass first and alone: it must cost next to nothing */
+	if (fib_policy_is_default(fib, fl->family) && fc->cfg.enabled) {
+		inc(&fc->stripes[fl->dst.b[3] & fc->stripe_mask].bypass_default);
+		return fib_resolve_rcu(fib, fl, d);
+	}
 	flow_prepare(fc, fib, fl, &p);
 	flow_finish(fc, fib, fl, d, &p, &rc);
 	return rc;
