@@ -918,7 +918,7 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 {
 	struct flow_set *set = &fc->sets[b];
 	uint32_t id, old = 0, now = flow_ms(flow_now_fast(fc)), age, oldest = 0;
-	int w, empty = -1, same = -1, lru = 0;
+	int w, empty = -1, same = -1, lru = -1;
 
 	id = flow_intern(fc, d);
 	if (!id) {
@@ -938,7 +938,7 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 			break;
 		}
 		age = now - set->used[w];
-		if (age >= oldest) {
+		if (lru < 0 || age >= oldest) {
 			oldest = age;
 			lru = w;
 		}
@@ -954,6 +954,11 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 			__atomic_sub_fetch(&fc->entries, 1, __ATOMIC_RELAXED);
 			s->insert_full++;
 			flow_pressure_request(fc);
+		}
+		if (lru < 0) { /* at max_entries and this set empty: not cached */
+			pthread_mutex_unlock(&s->lock);
+			flow_rec_put(fc, id);
+			return;
 		}
 		w = lru;
 		old = set->rec[w];
