@@ -918,7 +918,7 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 {
 	struct flow_set *set = &fc->sets[b];
 	uint32_t id, old = 0, now = flow_ms(flow_now_fast(fc)), age, oldest = 0;
-	int w, empty = -1, same = -1, lru = 0;
+	int w, empty = -1, same = -1, lru = -1;
 
 	id = flow_intern(fc, d);
 	if (!id) {
@@ -938,7 +938,7 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 			break;
 		}
 		age = now - set->used[w];
-		if (age >= oldest) {
+		if (lru < 0 || age >= oldest) {
 			oldest = age;
 			lru = w;
 		}
@@ -954,6 +954,11 @@ flow_insert(struct flow_cache *fc, struct flow_stripe *s, uint32_t b, uint16_t t
 			__atomic_sub_fetch(&fc->entries, 1, __ATOMIC_RELAXED);
 			s->insert_full++;
 			flow_pressure_request(fc);
+		}
+		if (lru < 0) { /* at max_entries and this set empty: not cached */
+			pthread_mutex_unlock(&s->lock);
+			flow_rec_put(fc, id);
+			return;
 		}
 		w = lru;
 		old = set->rec[w];
@@ -987,12 +992,19 @@ flow_sampled(const union fib_addr *dst, const union fib_addr *src, uint32_t iif)
 	return flow_sampled_w(w[0], w[1], w[2], w[3], iif);
 }
 
+/* A moving mean of the window means; a window may raise it at most 2x,
+ * so one preempted or page-faulting sample cannot flip a decision. */
 static inline uint64_t
 flow_smooth(uint64_t c, uint64_t t, uint64_t n)
 {
+	uint64_t w;
+
 	if (!n)
 		return c;
-	return c ? (c * 3 + t / n) / 4 : t / n;
+	w = t / n;
+	if (c && w > 2 * c)
+		w = 2 * c;
+	return c ? (c * 3 + w) / 4 : w;
 }
 
 /*
@@ -1110,61 +1122,75 @@ flow_touch(struct flow_cache *fc, uint32_t b, int w)
 		st32(u, now);
 }
 
-/* One flow: 1 for a hit. */
-static int
-flow_resolve_one(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
-		 struct fib_decision *d, int *rc)
-{
-	struct fib_keymask m;
-	struct flow_stripe *s;
-	struct flow_hit hit;
+/* A flow between its hashing and its probe (flow_resolve_batch_rcu
+ * prefetches the sets of a chunk in between). */
+struct flow_pre {
 	union flow_fkey k;
-	uint64_t h, pgen, t0 = 0, t1, n;
+	uint64_t pgen;
 	uint32_t b, gen;
 	uint16_t tag;
-	int fam = fl->family;
-	bool timed;
+	bool cached; /* false: resolve without the cache */
+};
 
-	memset(d, 0, sizeof(*d));
-	if (!fc->cfg.enabled || (fam != AF_INET && fam != AF_INET6)) {
-		*rc = fib_resolve_rcu(fib, fl, d);
-		return 0;
-	}
+/* Step 1: bypasses, generations (before anything is resolved), key, hash. */
+static inline void
+flow_prepare(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+	     struct flow_pre *p)
+{
+	struct fib_keymask m;
+	uint64_t h;
+	int fam = fl->family;
+
+	p->cached = false;
+	if (!fc->cfg.enabled || (fam != AF_INET && fam != AF_INET6))
+		return;
 	if (fib_policy_is_default(fib, fam)) {
 		/* one compiled-table lookup: about what a hit costs */
-		s = &fc->stripes[fl->dst.b[3] & fc->stripe_mask];
-		inc(&s->bypass_default);
-		*rc = fib_resolve_rcu(fib, fl, d);
-		return 0;
+		inc(&fc->stripes[fl->dst.b[3] & fc->stripe_mask].bypass_default);
+		return;
 	}
 	if (__builtin_expect(__atomic_load_n(&fc->bypass, __ATOMIC_RELAXED), 0) &&
 	    !flow_sampled(&fl->dst, &fl->src, fl->iif)) {
-		s = &fc->stripes[fl->dst.b[3] & fc->stripe_mask];
-		inc(&s->bypass_samples);
+		inc(&fc->stripes[fl->dst.b[3] & fc->stripe_mask].bypass_samples);
+		return;
+	}
+	p->pgen = fib_policy_gen_rcu(fib, fam);
+	if (!flow_mask_get(fc, fib, fam, p->pgen, &m))
+		return;
+	p->gen = fib_region_gen_rcu(fib, fam, fl->dst.b) + (uint32_t)p->pgen;
+	flow_fkey_build(&p->k, fl, &m);
+	h = flow_hash(fc, &p->k);
+	p->b = (uint32_t)h & fc->mask;
+	p->tag = flow_tag(h);
+	p->cached = true;
+}
+
+/* Step 2: probe; a hit copies the record; a miss resolves and maybe
+ * inserts. 1 for a hit. */
+static int
+flow_finish(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
+	    struct fib_decision *d, struct flow_pre *p, int *rc)
+{
+	struct flow_stripe *s;
+	struct flow_hit hit;
+	uint64_t t0 = 0, t1, n;
+	bool timed;
+
+	memset(d, 0, sizeof(*d));
+	if (!p->cached) {
 		*rc = fib_resolve_rcu(fib, fl, d);
 		return 0;
 	}
-	/* generations before anything is resolved */
-	pgen = fib_policy_gen_rcu(fib, fam);
-	if (!flow_mask_get(fc, fib, fam, pgen, &m)) {
-		*rc = fib_resolve_rcu(fib, fl, d);
-		return 0;
-	}
-	gen = fib_region_gen_rcu(fib, fam, fl->dst.b) + (uint32_t)pgen;
-	flow_fkey_build(&k, fl, &m);
-	h = flow_hash(fc, &k);
-	b = (uint32_t)h & fc->mask;
-	tag = flow_tag(h);
-	s = &fc->stripes[b & fc->stripe_mask];
+	s = &fc->stripes[p->b & fc->stripe_mask];
 	timed = flow_count(fc, s);
 	if (__builtin_expect(timed, 0))
 		t0 = flow_ticks();
-	flow_probe(fc, b, tag, &k, &hit);
+	flow_probe(fc, p->b, p->tag, &p->k, &hit);
 	if (hit.way >= 0) {
-		if (hit.gen == gen) {
+		if (hit.gen == p->gen) {
 			*d = fc->recs[hit.rec].d;
 			FLOW_TSAN_RELEASE(fc);
-			flow_touch(fc, b, hit.way);
+			flow_touch(fc, p->b, hit.way);
 			inc(&s->hits);
 			if (__builtin_expect(timed, 0)) {
 				st(&s->hit_t, ld(&s->hit_t) + flow_ticks() - t0);
@@ -1173,7 +1199,7 @@ flow_resolve_one(struct flow_cache *fc, const struct fib *fib, const struct fib_
 			*rc = flow_ret(d);
 			return 1;
 		}
-		flow_refused(s, &hit, (uint16_t)pgen);
+		flow_refused(s, &hit, (uint16_t)p->pgen);
 	}
 	FLOW_TSAN_RELEASE(fc);
 	if (__builtin_expect(timed, 0)) {
@@ -1192,7 +1218,7 @@ flow_resolve_one(struct flow_cache *fc, const struct fib *fib, const struct fib_
 	n = ld(&s->misses) + 1;
 	st(&s->misses, n);
 	if (fc->cfg.admit == FLOW_ADMIT_ALL || hit.way >= 0 || flow_admit(fc, n)) {
-		flow_insert(fc, s, b, tag, &k, gen, (uint16_t)pgen, d);
+		flow_insert(fc, s, p->b, p->tag, &p->k, p->gen, (uint16_t)p->pgen, d);
 		if (__builtin_expect(timed, 0)) {
 			st(&s->ins_t, ld(&s->ins_t) + flow_ticks() - t0);
 			inc(&s->ins_n);
@@ -1207,27 +1233,67 @@ int
 flow_resolve_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
 		 struct fib_decision *d)
 {
+	struct flow_pre p;
 	int rc;
 
 	if (!fc)
 		return fib_resolve_rcu(fib, fl, d);
-	flow_resolve_one(fc, fib, fl, d, &rc);
+	/* the bypass first and alone: it must cost next to nothing */
+	if (fib_policy_is_default(fib, fl->family) && fc->cfg.enabled) {
+		inc(&fc->stripes[fl->dst.b[3] & fc->stripe_mask].bypass_default);
+		return fib_resolve_rcu(fib, fl, d);
+	}
+	flow_prepare(fc, fib, fl, &p);
+	flow_finish(fc, fib, fl, d, &p, &rc);
 	return rc;
 }
+
+/*
+ * Chunks of FLOW_RBATCH: every flow hashed and its set line and first key
+ * line prefetched before any is probed, so that the misses of independent
+ * probes overlap; then probed (and resolved) one by one.
+ */
+#define FLOW_RBATCH 16
 
 size_t
 flow_resolve_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struct fib_flow *fl,
 		       struct fib_decision *d, size_t n)
 {
-	size_t i, hits = 0;
+	struct flow_pre p[FLOW_RBATCH];
+	size_t done, i, k, hits = 0;
 	int rc;
 
 	if (!fc) {
 		fib_resolve_batch_rcu(fib, fl, d, n);
 		return 0;
 	}
-	for (i = 0; i < n; i++)
-		hits += (size_t)flow_resolve_one(fc, fib, &fl[i], &d[i], &rc);
+	for (done = 0; done < n; done += k) {
+		bool def = true;
+
+		k = n - done < FLOW_RBATCH ? n - done : FLOW_RBATCH;
+		/* the default policy for the whole chunk: the FIB's batch
+		 * resolution (its lookups overlap), no cache */
+		for (i = 0; i < k && def; i++)
+			def = fib_policy_is_default(fib, fl[done + i].family);
+		if (def || !fc->cfg.enabled) {
+			fib_resolve_batch_rcu(fib, &fl[done], &d[done], k);
+			if (def) {
+				struct flow_stripe *s = &fc->stripes[fl[done].dst.b[3] & fc->stripe_mask];
+
+				st(&s->bypass_default, ld(&s->bypass_default) + k);
+			}
+			continue;
+		}
+		for (i = 0; i < k; i++) {
+			flow_prepare(fc, fib, &fl[done + i], &p[i]);
+			if (p[i].cached) {
+				__builtin_prefetch(&fc->sets[p[i].b]);
+				__builtin_prefetch(&fc->keys[(size_t)p[i].b * FLOW_WAYS]);
+			}
+		}
+		for (i = 0; i < k; i++)
+			hits += (size_t)flow_finish(fc, fib, &fl[done + i], &d[done + i], &p[i], &rc);
+	}
 	return hits;
 }
 

@@ -23,11 +23,18 @@ $B --gen 5000 --routed 50000 --all-miss --cache --batch 16 --threads 2 --runs 2 
 $B --gen 2000 --gen6 --zipf 300 --lookups 20000 --cache --single-and-batch --runs 2 \
 	--verify >/dev/null
 $B --gen 2000 --gen6 --routed 20000 --all-miss --cache --runs 2 --verify >/dev/null
+# Without rules the default policy resolves in one lookup: the cache stays out
 out=$($B --gen 5000 --zipf 200 --lookups 20000 --cache --runs 2 --json)
+val() { echo "$out" | sed -n "s/^  \"$1\": \([0-9]*\),\{0,1\}\$/\1/p"; }
+[ "$(val bypass_default)" -eq 40000 ] || { echo "default policy: $(val bypass_default) bypassed"; exit 1; }
+# With rules (--rules: generated policy, tables, multipath routes) it caches
+$B --gen 5000 --zipf 500 --lookups 50000 --cache --rules 8 --single-and-batch --runs 2 >/dev/null
+$B --gen 5000 --routed 50000 --all-miss --cache --rules 8 --batch 16 --threads 2 --runs 2 >/dev/null
+$B --gen 2000 --gen6 --zipf 300 --lookups 20000 --cache --rules 4 --runs 2 >/dev/null
+out=$($B --gen 5000 --zipf 200 --lookups 20000 --cache --rules 4 --runs 2 --json)
 for k in hits misses evictions ratio_cached_uncached uncached_checksum; do
 	echo "$out" | grep -q "\"$k\": " || { echo "cache JSON lacks $k"; exit 1; }
 done
-val() { echo "$out" | sed -n "s/^  \"$1\": \([0-9]*\),\{0,1\}\$/\1/p"; }
 [ -n "$(val checksum)" ] && [ "$(val checksum)" = "$(val uncached_checksum)" ] ||
 	{ echo "cached checksum $(val checksum) != uncached $(val uncached_checksum)"; exit 1; }
 # 200 flows, 2 cached passes of 20000: nearly all hits, every lookup counted
