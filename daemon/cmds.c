@@ -182,12 +182,10 @@ fibd_decision_line(struct fibd *d, struct evbuffer *out, const char *addr,
 }
 
 /*
- * Resolve the flow fl toward a and print the answer. fibctl lookup asks
- * fib_resolve_rcu itself, not the flow cache: the cache keys (table,
- * destination, source, tos, iif) and holds one table's answer, not the
- * kernel's whole decision (rules, source, chosen path); it is being
- * redesigned as the decision cache of doc/decisions.md, section 4, and
- * the lookup will go through it then. Context: main loop.
+ * Resolve the flow fl toward a and print the answer: through the decision
+ * cache when it is enabled (flow_resolve_rcu: it bypasses itself when a
+ * resolution costs no more than a hit), else fib_resolve_rcu.
+ * Context: main loop.
  */
 static void
 fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
@@ -202,7 +200,10 @@ fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
 	fl.dst = a->a;
 	memset(&dec, 0, sizeof(dec));
 	fib_read_lock();
-	fib_resolve_rcu(d->fib, &fl, &dec);
+	if (d->cache)
+		flow_resolve_rcu(d->cache, d->fib, &fl, &dec);
+	else
+		fib_resolve_rcu(d->fib, &fl, &dec);
 	decisions_count(&d->decisions, &dec, 1);
 	fibd_decision_line(d, out, abuf, &dec, !!(fl.flags & FIB_FLOW_FIBMATCH));
 	fib_read_unlock();

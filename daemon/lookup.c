@@ -523,6 +523,7 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 	uint8_t *errs, *out;
 	uint64_t types[LOOKUP_TYPES] = { 0 }, errors = 0, fresh = 0;
 	struct lookup_conn *c;
+	struct flow_cache *fc;
 	uint64_t fgen, pgen;
 	uint32_t epoch0;
 	unsigned n, mask;
@@ -575,7 +576,11 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 		c->fib_gen = fgen;
 		c->policy_gen = pgen;
 	}
-	fib_resolve_batch_rcu(t->l->fib, t->fl, t->dec, n);
+	fc = __atomic_load_n(&t->l->cache, __ATOMIC_ACQUIRE);
+	if (fc)
+		flow_resolve_batch_rcu(fc, t->l->fib, t->fl, t->dec, n);
+	else
+		fib_resolve_batch_rcu(t->l->fib, t->fl, t->dec, n);
 
 	/* Step 3: each decision to its id, the new ones to records. */
 	mask = 2 * c->cap - 1;
