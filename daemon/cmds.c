@@ -739,6 +739,17 @@ fibd_show_cache(struct fibd *d, struct evbuffer *out)
 	P("yields", st.yields);
 	P("bypass", st.bypass);
 	P("bypassed", st.bypassed);
+	P("bypass_default", st.bypass_default);
+	P("evict_lru", st.evict_lru);
+	P("invalid_route", st.invalid_route);
+	P("invalid_policy", st.invalid_policy);
+	P("insert_norec", st.insert_norec);
+	P("records", st.records);
+	P("records_pending", st.records_pending);
+	P("admit_n", st.admit_n);
+	P("hit_ns", st.hit_ns);
+	P("resolve_ns", st.resolve_ns);
+	P("samples", st.samples);
 	P("chain_max", flow_cache_chain_max(d->cache));
 	P("rebuilds", d->cache_rebuilds);
 	P("bytes", st.bytes);
