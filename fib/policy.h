@@ -187,6 +187,14 @@ struct fib_flow {
  * (blackhole, or a malformed flow). type is the matched route's enum
  * fib_type (also set with the route types' errors), 0 without a route.
  * path indexes info->nh[] (the chosen path); npaths == info->nh_count.
+ * table is the kernel's answer: IPv4 local-table routes answer main
+ * (254) until a custom IPv4 rule was published (the kernel's merged
+ * local/main tables, fib_has_custom_rules). The on-link answer of an
+ * IPv4 output flow with oif whose lookup failed has type unicast, table
+ * main and no route (info NULL): the device is the flow's oif. The
+ * device `ip route get` prints is the chosen path's, except for local
+ * routes: the loopback (the VRF device in a VRF). The decision holds no
+ * device of its own: it fills a 64-byte cache record (cache/flow.c).
  */
 struct fib_decision {
 	uint8_t family, type, error, plen;

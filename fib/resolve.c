@@ -147,7 +147,9 @@ rctx_init(struct rctx *c, const struct fib *fib, const struct fib_policy *p,
 	c->ds = (fl->flags & FIB_FLOW_DSCP) ? (uint8_t)(fl->tos << 2) : fl->tos;
 	c->rtos = fl->family == AF_INET ? c->ds & 0x1c : 0;
 	c->l3mdev = c->l3table = 0;
-	c->skip_nh_oif = 0;
+	/* IPv6 with a source takes oif as a preference only (rt6_score_route
+	 * without RT6_LOOKUP_F_IFACE, ip6_route_output_flags): no filter */
+	c->skip_nh_oif = fl->family == AF_INET6 && (fl->flags & FIB_FLOW_SRC);
 	if (c->oif) {
 		c->l3mdev = l3_master(p, c->oif, &c->l3table);
 		/* a lookup from the VRF device itself takes any path */
@@ -354,6 +356,10 @@ decision_route(const struct rctx *c, const struct tres *t, struct fib_decision *
 	d->plen = (uint8_t)(c->bits - fa->slen);
 	d->tos = fa->tos;
 	d->table = fa->table;
+	/* IPv4 without custom rules: the local table is merged into main
+	 * (fib/policy_priv.h, custom_rules) */
+	if (c->fl->family == AF_INET && d->table == POLICY_TABLE_LOCAL && !c->p->custom_rules)
+		d->table = RT_TABLE_MAIN;
 	d->info = fa->fi;
 	d->npaths = fa->fi->nh_count;
 	d->path = (uint8_t)t->nh;
@@ -433,18 +439,24 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 	return (int32_t)(((*w << 31) + total / 2) / total) - 1;
 }
 
-static int select_source4(const struct rctx *c, const struct fib_info *fi, int path,
-			  union fib_addr *src);
+static uint32_t nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path);
 
-/* fib_select_multipath: the first live path whose upper bound reaches the
- * hash; with a source given, a path whose own source is it wins. */
+/*
+ * fib_select_multipath (Linux 6.18): each live path scores 1 when the hash
+ * reaches its upper bound, plus 2 when its nh_saddr (inet_select_addr of
+ * its device and gateway, prefsrc not considered) is the flow's source or
+ * the flow has none; the first of the highest score wins. Only IPv4
+ * output flows with `from` hand the kernel a source (fib/mphash.h):
+ * input flows and IPv6 take the plain rule. The hashed saddr is the
+ * flow's source with `from` or for input flows, 0 otherwise.
+ */
 static int
 select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 {
 	uint64_t total = 0, w = 0;
-	union fib_addr zero, psrc;
-	uint32_t hash;
-	int sel = cur, found = 0, have_saddr;
+	union fib_addr zero;
+	uint32_t hash, saddr = 0;
+	int sel = cur, best = -1;
 
 	for (int i = 0; i < fi->nh_count; i++)
 		if (path_usable(c, &fi->nh[i], 0))
@@ -454,29 +466,24 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	memset(&zero, 0, sizeof(zero));
 	hash = fib_mphash(&c->p->hash, c->fl,
 			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
-	have_saddr = c->fl->family == AF_INET && (c->fl->flags & FIB_FLOW_SRC) &&
-		     c->fl->src.v4.s_addr != 0;
+	if (c->fl->family == AF_INET && !c->input && (c->fl->flags & FIB_FLOW_SRC))
+		saddr = c->fl->src.v4.s_addr;
 	for (int i = 0; i < fi->nh_count; i++) {
 		int32_t ub = upper_bound(c, fi, i, &w, total);
-		int match = 1;
+		int score = 0;
 
 		if (ub < 0)
 			continue;
-		if (have_saddr) {
-			psrc.v4.s_addr = 0;
-			select_source4(c, fi, i, &psrc);
-			match = psrc.v4.s_addr == c->fl->src.v4.s_addr;
-		}
-		if (!found) {
+		if (hash <= (uint32_t)ub)
+			score += 1;
+		if (!saddr || nh_saddr4(c, fi, i) == saddr)
+			score += 2;
+		if (score > best) {
+			best = score;
 			sel = i;
-			found = match;
 		}
-		if (hash > (uint32_t)ub)
-			continue;
-		if (match)
-			return i;
-		if (found)
-			return sel;
+		if (score == 3)
+			break;
 	}
 	return sel;
 }
@@ -568,6 +575,18 @@ select_source4(const struct rctx *c, const struct fib_info *fi, int path, union 
 	memset(src, 0, sizeof(*src));
 	src->v4.s_addr = htonl(a);
 	return 1;
+}
+
+/* the kernel's nh_saddr of path `path` (fib_info_update_nhc_saddr): the
+ * address inet_select_addr picks for its device and gateway, network
+ * order, 0 none */
+static uint32_t
+nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path)
+{
+	const struct fib_nh *nh = &fi->nh[path];
+	uint32_t gw = nh->gw_family == AF_INET ? ntohl(nh->gw.v4.s_addr) : 0;
+
+	return htonl(inet_select_addr(c->p, nh->ifindex, gw, fi->scope));
 }
 
 /* IPv6 address scope as ipv6_addr_scope: 1 node (loopback), 2 link,
@@ -689,7 +708,9 @@ decision_source(const struct rctx *c, struct fib_decision *d)
 
 	if (c->input || (c->fl->flags & FIB_FLOW_FIBMATCH))
 		return;
-	if (c->fl->flags & FIB_FLOW_SRC) {
+	/* IPv4 keeps a given source; IPv6 prints the preferred source of
+	 * the route even with `from` (rt6_fill_node: ip6_route_get_saddr) */
+	if ((c->fl->flags & FIB_FLOW_SRC) && c->fl->family == AF_INET) {
 		d->src = c->fl->src;
 		d->flags |= FIB_D_SRC;
 		return;
@@ -727,6 +748,17 @@ decision_init(struct fib_decision *d, const struct fib_flow *fl)
 	d->family = fl->family;
 }
 
+/* IPv6 fib6_select_path: no hash when the first path is through oif */
+static int
+multipath_wanted(const struct rctx *c, const struct fib_decision *d)
+{
+	if (c->input || !c->oif)
+		return 1;
+	if (c->fl->family == AF_INET)
+		return 0; /* fib_select_path: oif set, the path that matched */
+	return d->info->nh[d->path].ifindex != c->oif;
+}
+
 /* Step 3 and 4 for a decided route, and the input/oif special cases. */
 static int
 resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
@@ -741,6 +773,7 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 		memset(d, 0, sizeof(*d));
 		d->family = fl->family;
 		d->type = FIB_UNICAST;
+		d->table = RT_TABLE_MAIN;
 		if (fl->flags & FIB_FLOW_SRC) {
 			d->src = fl->src;
 			d->flags |= FIB_D_SRC;
@@ -760,10 +793,26 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 		return err;
 	}
 	if (d->info && d->npaths > 1 && d->type == FIB_UNICAST && !(fl->flags & FIB_FLOW_FIBMATCH) &&
-	    (c->input || !c->oif))
+	    multipath_wanted(c, d))
 		d->path = (uint8_t)select_multipath(c, d->info, d->path);
 	decision_source(c, d);
 	return 0;
+}
+
+/* ip_route_output_key_hash_rcu's checks of a given IPv4 source: not
+ * multicast, limited broadcast or 0.0.0.0/8 (EINVAL), and an address of
+ * this host (__ip_dev_find, else ENETUNREACH). IPv6 checks nothing. */
+static int
+source_check4(const struct rctx *c)
+{
+	uint32_t s = ntohl(c->fl->src.v4.s_addr);
+
+	if ((s >> 28) == 0xe || s == 0xffffffffu || (s >> 24) == 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < c->p->naddrs; i++)
+		if (c->p->addrs[i].addr.v4.s_addr == c->fl->src.v4.s_addr)
+			return 0;
+	return -ENETUNREACH;
 }
 
 static int
@@ -776,6 +825,11 @@ resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_
 
 	decision_init(d, fl);
 	rctx_init(&c, fib, p, fl);
+	if (fl->family == AF_INET && !c.input && (fl->flags & FIB_FLOW_SRC) &&
+	    (err = source_check4(&c)) != 0) {
+		d->error = (uint8_t)-err;
+		return err;
+	}
 	if (c.oif && p->nlinks) {
 		const struct fib_link *l = policy_link(p, c.oif);
 		if (!l || !(l->flags & IFF_UP)) {
@@ -840,6 +894,8 @@ fast_eligible(const struct fib *fib, const struct fib_policy *p, const struct fi
 		return 0;
 	if (fl->flags & FIB_FLOW_IIF)
 		return 0; /* input flows: forwarding and iif checks */
+	if (fl->family == AF_INET && (fl->flags & FIB_FLOW_SRC))
+		return 0; /* the source must be checked (source_check4) */
 	*key = key_of(&fl->dst, fl->family);
 	return !localf_maybe(&fib->localf[fi], fl->family, *key);
 }
