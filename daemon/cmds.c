@@ -140,7 +140,8 @@ fibd_route_line(const struct fib_match *m, void *arg)
  *   ADDR - [rule P] error E                         (no route)
  *   ADDR - unicast dev IF [src S] table T           (IPv4 oif, on link)
  *
- * The device is the one `ip route get` prints: a local route's is the
+ * The device is the one `ip route get` prints: a local route's (and a
+ * broadcast route's for an input flow: delivered locally) is the
  * loopback (the kernel's dst for local traffic; the VRF device's own
  * loopback role is not shown: fibd prints lo there too), an on-link
  * answer's is the flow's oif (the decision holds no device: it fills a
@@ -169,7 +170,9 @@ fibd_decision_line(struct fibd *d, struct evbuffer *out, const char *addr,
 		inet_ntop(dec->family, dec->prefix.b, buf, sizeof(buf));
 		evbuffer_add_printf(out, "%s %s/%u %s", addr, buf, dec->plen,
 				    fib_type_name(dec->type));
-		if (dec->info->nh_count == 1 && dec->type == FIB_LOCAL && !fibmatch) {
+		if (dec->info->nh_count == 1 && !fibmatch &&
+		    (dec->type == FIB_LOCAL ||
+		     (dec->type == FIB_BROADCAST && (fl->flags & FIB_FLOW_IIF)))) {
 			struct fib_nh nh = dec->info->nh[0];
 
 			nh.ifindex = 1; /* LOOPBACK_IFINDEX */

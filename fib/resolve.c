@@ -73,6 +73,7 @@ struct rctx {
 	uint32_t uid;
 	uint8_t ds;         /* DS field (tos byte) */
 	uint8_t rtos;       /* tos routes are matched with */
+	uint32_t nh_oif;    /* the device paths must go through, 0 any */
 	uint8_t skip_nh_oif;
 	uint8_t input;
 };
@@ -147,9 +148,22 @@ rctx_init(struct rctx *c, const struct fib *fib, const struct fib_policy *p,
 	c->ds = (fl->flags & FIB_FLOW_DSCP) ? (uint8_t)(fl->tos << 2) : fl->tos;
 	c->rtos = fl->family == AF_INET ? c->ds & 0x1c : 0;
 	c->l3mdev = c->l3table = 0;
-	/* IPv6 with a source takes oif as a preference only (rt6_score_route
-	 * without RT6_LOOKUP_F_IFACE, ip6_route_output_flags): no filter */
-	c->skip_nh_oif = fl->family == AF_INET6 && (fl->flags & FIB_FLOW_SRC);
+	c->nh_oif = c->oif;
+	c->skip_nh_oif = 0;
+	if (fl->family == AF_INET6) {
+		/* RT6_LOOKUP_F_IFACE: strict for multicast, link-local and
+		 * loopback destinations (rt6_need_strict), input flows then
+		 * through iif (ip6_route_input_lookup); an output flow with a
+		 * source takes oif as a preference only (rt6_score_route,
+		 * ip6_route_output_flags): no filter */
+		int strict = fl->dst.b[0] == 0xff || (fl->dst.b[0] == 0xfe && (fl->dst.b[1] & 0xc0) == 0x80) ||
+			     c->key == 1;
+
+		if (c->input)
+			c->nh_oif = strict ? c->iif : 0;
+		else if ((fl->flags & FIB_FLOW_SRC) && !strict)
+			c->skip_nh_oif = 1;
+	}
 	if (c->oif) {
 		c->l3mdev = l3_master(p, c->oif, &c->l3table);
 		/* a lookup from the VRF device itself takes any path */
@@ -242,7 +256,7 @@ path_usable(const struct rctx *c, const struct fib_nh *nh, int oif_filter)
 				return 0;
 		}
 	}
-	if (oif_filter && c->oif && !c->skip_nh_oif && nh->ifindex != c->oif)
+	if (oif_filter && c->nh_oif && !c->skip_nh_oif && nh->ifindex != c->nh_oif)
 		return 0;
 	return 1;
 }
@@ -815,6 +829,25 @@ source_check4(const struct rctx *c)
 	return -ENETUNREACH;
 }
 
+/* ip_route_input_slow's martians, before any lookup (EINVAL):
+ * multicast, limited broadcast, 0.0.0.0/8 or loopback sources, and
+ * 0.0.0.0/8 or loopback destinations (route_localnet is not modelled:
+ * fibd reads no per-device sysctls). A limited broadcast destination and
+ * rp_filter are not reproduced either. */
+static int
+martian_input4(const struct rctx *c)
+{
+	uint32_t s = ntohl(c->fl->src.v4.s_addr), d = (uint32_t)c->key;
+
+	if ((s >> 28) == 0xe || s == 0xffffffffu)
+		return -EINVAL;
+	if ((s >> 24) == 0 || (s >> 24) == 127)
+		return -EINVAL;
+	if ((d >> 24) == 0 || (d >> 24) == 127)
+		return -EINVAL;
+	return 0;
+}
+
 static int
 resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_flow *fl,
 	    struct fib_decision *d)
@@ -827,6 +860,10 @@ resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_
 	rctx_init(&c, fib, p, fl);
 	if (fl->family == AF_INET && !c.input && (fl->flags & FIB_FLOW_SRC) &&
 	    (err = source_check4(&c)) != 0) {
+		d->error = (uint8_t)-err;
+		return err;
+	}
+	if (fl->family == AF_INET && c.input && (err = martian_input4(&c)) != 0) {
 		d->error = (uint8_t)-err;
 		return err;
 	}
