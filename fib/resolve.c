@@ -241,11 +241,14 @@ out:
 }
 
 /* A path the kernel would use: not dead (link down), not link-down when
- * ignored, and through oif when the flow names one (fib_lookup_good_nhc). */
+ * ignored, and through oif when the flow names one (fib_lookup_good_nhc).
+ * IPv4 host-scope routes (local) never die with their link
+ * (fib_sync_down_dev marks them dead only when the device goes away). */
 static int
-path_usable(const struct rctx *c, const struct fib_nh *nh, int oif_filter)
+path_usable(const struct rctx *c, const struct fib_info *fi, const struct fib_nh *nh,
+	    int oif_filter)
 {
-	if (!c->p->all_up) {
+	if (!c->p->all_up && !(c->fl->family == AF_INET && fi->scope == RT_SCOPE_HOST)) {
 		const struct fib_link *l = policy_link(c->p, nh->ifindex);
 		if (l) {
 			uint8_t ign = c->fl->family == AF_INET ? c->p->hash.ignore_linkdown4
@@ -302,7 +305,7 @@ first_usable(const struct rctx *c, const struct fib_info *fi)
 	if (!fi->nh_count)
 		return 0;
 	for (int i = 0; i < fi->nh_count; i++)
-		if (path_usable(c, &fi->nh[i], 1))
+		if (path_usable(c, fi, &fi->nh[i], 1))
 			return i;
 	return -1;
 }
@@ -327,6 +330,15 @@ table_lookup(const struct rctx *c, uint32_t table, struct tres *t)
 			t->fa = r.alias;
 			t->leaf = r.leaf;
 			t->nh = 0;
+			/* IPv6 error routes go through the loopback: a
+			 * strict oif other than lo passes them over
+			 * (rt6_score_route); IPv4 returns them first */
+			if (err && c->fl->family == AF_INET6 && c->nh_oif && !c->skip_nh_oif &&
+			    c->nh_oif != POLICY_LOOPBACK) {
+				nth++;
+				r = t_find_nth(c, plen, table, nth);
+				continue;
+			}
 			if (err)
 				return err;
 			nh = first_usable(c, r.alias->fi);
@@ -446,7 +458,7 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 {
 	unsigned weight;
 
-	if (!path_usable(c, &fi->nh[i], 0))
+	if (!path_usable(c, fi, &fi->nh[i], 0))
 		return -1;
 	weight = fi->nh[i].weight ? fi->nh[i].weight : 1;
 	*w += weight;
@@ -473,7 +485,7 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	int sel = cur, best = -1;
 
 	for (int i = 0; i < fi->nh_count; i++)
-		if (path_usable(c, &fi->nh[i], 0))
+		if (path_usable(c, fi, &fi->nh[i], 0))
 			total += fi->nh[i].weight ? fi->nh[i].weight : 1;
 	if (!total)
 		return cur;
