@@ -473,7 +473,8 @@ static uint32_t nh_saddr4(const struct rctx *c, const struct fib_info *fi, int p
  * its device and gateway, prefsrc not considered) is the flow's source or
  * the flow has none; the first of the highest score wins. Only IPv4
  * output flows with `from` hand the kernel a source (fib/mphash.h):
- * input flows and IPv6 take the plain rule. The hashed saddr is the
+ * input flows, IPv6 and next-hop groups (nexthop_path_fib_result) take
+ * the plain rule. The hashed saddr is the
  * flow's source with `from` or for input flows, 0 otherwise.
  */
 static int
@@ -492,7 +493,8 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	memset(&zero, 0, sizeof(zero));
 	hash = fib_mphash(&c->p->hash, c->fl,
 			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
-	if (c->fl->family == AF_INET && !c->input && (c->fl->flags & FIB_FLOW_SRC))
+	/* next-hop objects (nhid) go to nexthop_select_path: no score */
+	if (c->fl->family == AF_INET && !c->input && (c->fl->flags & FIB_FLOW_SRC) && !fi->nh_id)
 		saddr = c->fl->src.v4.s_addr;
 	for (int i = 0; i < fi->nh_count; i++) {
 		int32_t ub = upper_bound(c, fi, i, &w, total);
