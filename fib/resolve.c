@@ -776,15 +776,57 @@ decision_init(struct fib_decision *d, const struct fib_flow *fl)
 	d->family = fl->family;
 }
 
-/* IPv6 fib6_select_path: no hash when the first path is through oif */
+/* IPv4 fib_select_path: with oif set, the path that matched, no hash */
 static int
-multipath_wanted(const struct rctx *c, const struct fib_decision *d)
+multipath_wanted(const struct rctx *c)
 {
-	if (c->input || !c->oif)
-		return 1;
-	if (c->fl->family == AF_INET)
-		return 0; /* fib_select_path: oif set, the path that matched */
-	return d->info->nh[d->path].ifindex != c->oif;
+	return c->fl->family == AF_INET6 || c->input || !c->oif;
+}
+
+/*
+ * IPv6: rt6_select then fib6_select_path (ip6_pol_route, have_oif_match
+ * false). rt6_select takes the first live sibling through the device
+ * (oif, or iif for input flows: rt6_score_route scores it higher), else
+ * the first live one; the hash then keeps it when it reaches its upper
+ * bound, else takes the first other sibling, in order, whose bound it
+ * reaches, unless a strict lookup rejects that sibling's device.
+ */
+static int
+select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
+{
+	uint32_t dev = c->input ? c->iif : c->oif, hash;
+	uint64_t total = 0, w = 0;
+	int32_t ub[256];
+	union fib_addr zero;
+	int m = -1;
+
+	for (int i = 0; i < fi->nh_count; i++)
+		if (path_usable(c, fi, &fi->nh[i], 0))
+			total += fi->nh[i].weight ? fi->nh[i].weight : 1;
+	if (!total)
+		return cur;
+	for (int i = 0; i < fi->nh_count; i++) {
+		ub[i] = upper_bound(c, fi, i, &w, total);
+		if (ub[i] < 0 || !path_usable(c, fi, &fi->nh[i], 1))
+			continue;
+		if (m < 0 || (dev && fi->nh[i].ifindex == dev && fi->nh[m].ifindex != dev))
+			m = i;
+	}
+	if (m < 0)
+		return cur;
+	memset(&zero, 0, sizeof(zero));
+	hash = fib_mphash(&c->p->hash, c->fl,
+			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
+	if (ub[m] >= 0 && hash <= (uint32_t)ub[m])
+		return m;
+	for (int i = 0; i < fi->nh_count; i++) {
+		if (i == m || ub[i] < 0 || hash > (uint32_t)ub[i])
+			continue;
+		if (!path_usable(c, fi, &fi->nh[i], 1))
+			break;
+		return i;
+	}
+	return m;
 }
 
 /* Step 3 and 4 for a decided route, and the input/oif special cases. */
@@ -821,8 +863,9 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 		return err;
 	}
 	if (d->info && d->npaths > 1 && d->type == FIB_UNICAST && !(fl->flags & FIB_FLOW_FIBMATCH) &&
-	    multipath_wanted(c, d))
-		d->path = (uint8_t)select_multipath(c, d->info, d->path);
+	    multipath_wanted(c))
+		d->path = (uint8_t)(fl->family == AF_INET6 ? select_multipath6(c, d->info, d->path)
+							   : select_multipath(c, d->info, d->path));
 	decision_source(c, d);
 	return 0;
 }
