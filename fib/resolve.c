@@ -872,7 +872,8 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 
 /* ip_route_output_key_hash_rcu's checks of a given IPv4 source: not
  * multicast, limited broadcast or 0.0.0.0/8 (EINVAL), and an address of
- * this host (__ip_dev_find, else ENETUNREACH). IPv6 checks nothing. */
+ * this host (__ip_dev_find, else ENETUNREACH) when the FIB knows the
+ * host's addresses. IPv6 checks nothing. */
 static int
 source_check4(const struct rctx *c)
 {
@@ -880,6 +881,10 @@ source_check4(const struct rctx *c)
 
 	if ((s >> 28) == 0xe || s == 0xffffffffu || (s >> 24) == 0)
 		return -EINVAL;
+	/* a FIB told no addresses (a bare libfib user, the unit tests)
+	 * cannot check: as a FIB without links checks no oif */
+	if (!c->p->naddrs)
+		return 0;
 	for (uint32_t i = 0; i < c->p->naddrs; i++)
 		if (c->p->addrs[i].addr.v4.s_addr == c->fl->src.v4.s_addr)
 			return 0;
@@ -953,6 +958,15 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 	if (!p->all_up && fi->nh_count)
 		return 0;
 	decision_init(d, fl);
+	if (fl->family == AF_INET && (fl->flags & FIB_FLOW_SRC) && p->naddrs) {
+		int err;
+
+		rctx_init(&c, fib, p, fl);
+		if ((err = source_check4(&c)) != 0) {
+			d->error = (uint8_t)-err;
+			return 1;
+		}
+	}
 	d->rule = 32766;
 	d->flags = FIB_D_RULE;
 	d->type = FIB_UNICAST;
@@ -988,8 +1002,6 @@ fast_eligible(const struct fib *fib, const struct fib_policy *p, const struct fi
 		return 0;
 	if (fl->flags & FIB_FLOW_IIF)
 		return 0; /* input flows: forwarding and iif checks */
-	if (fl->family == AF_INET && (fl->flags & FIB_FLOW_SRC))
-		return 0; /* the source must be checked (source_check4) */
 	*key = key_of(&fl->dst, fl->family);
 	return !localf_maybe(&fib->localf[fi], fl->family, *key);
 }
