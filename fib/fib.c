@@ -238,7 +238,7 @@ fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 		return -EINVAL;
 	/* The local-table filter learns the route before readers can find
 	 * it; a replace leaves the count as it was, a failure undoes. */
-	if (r->table == POLICY_TABLE_LOCAL) {
+	if (r->table == POLICY_TABLE_LOCAL || r->table == POLICY_TABLE_DEFAULT) {
 		struct fib_match m;
 
 		localf_note_add(fib, r);
@@ -249,7 +249,8 @@ fib_add(struct fib *fib, const struct fib_route *r, unsigned flags)
 	err = r->family == AF_INET ? trie4_add(fib->t4, r, flags) : trie6_add(fib->t6, r, flags);
 	regions_bump(&fib->ctx.regions, r->family, &r->dst, r->plen);
 	fib_end(fib);
-	if (r->table == POLICY_TABLE_LOCAL && (err || replaced))
+	if ((r->table == POLICY_TABLE_LOCAL || r->table == POLICY_TABLE_DEFAULT) &&
+	    (err || replaced))
 		localf_note_del(fib, r);
 	return err;
 }

@@ -54,6 +54,7 @@ struct localf {
 	unsigned __int128 short_key[LOCALF_SHORT];
 	uint8_t short_plen[LOCALF_SHORT];
 	uint8_t all; /* too many short prefixes: every address may be local */
+	uint32_t ndefault; /* routes in table 253 (default), at least */
 };
 
 struct fib {

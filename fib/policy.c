@@ -428,7 +428,8 @@ policy_build(struct fib *fib, int family)
 					break;
 				}
 	}
-	memcpy(links, ps->links, nl * sizeof(*links));
+	if (nl)
+		memcpy(links, ps->links, nl * sizeof(*links));
 	p->all_up = 1;
 	for (size_t i = 0; i < nl; i++)
 		if ((links[i].flags & (IFF_UP | IFF_LOWER_UP)) != (IFF_UP | IFF_LOWER_UP))
@@ -449,6 +450,11 @@ policy_build(struct fib *fib, int family)
 		}
 		addrs[at] = *a;
 		na++;
+	}
+	if (family == AF_INET) {
+		p->fallback4[0] = policy_select_fallback4(p, 0, 0);
+		p->fallback4[1] = policy_select_fallback4(p, 0, 253);
+		p->fallback4[2] = policy_select_fallback4(p, 0, 254);
 	}
 	return p;
 }
@@ -651,6 +657,13 @@ localf_change(struct fib *fib, const struct fib_route *r, int delta)
 	unsigned grain = r->family == AF_INET ? LOCALF_GRAIN4 : LOCALF_GRAIN6;
 	unsigned __int128 key = route_key(r);
 
+	if (r->table == POLICY_TABLE_DEFAULT) {
+		/* the fast path's "main missed and default is empty" */
+		uint32_t n = f->ndefault;
+		if (delta > 0 || n)
+			__atomic_store_n(&f->ndefault, delta > 0 ? n + 1 : n - 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (r->table != POLICY_TABLE_LOCAL)
 		return;
 	if (r->plen >= grain) {
@@ -713,6 +726,7 @@ localf_reset(struct fib *fib, int family)
 		for (int i = 0; i < LOCALF_SHORT; i++)
 			__atomic_store_n(&f->short_plen[i], 0xff, __ATOMIC_RELEASE);
 		__atomic_store_n(&f->all, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->ndefault, 0, __ATOMIC_RELEASE);
 		memset(fib->ps->lcount[fi], 0, sizeof(fib->ps->lcount[fi]));
 		memset(fib->ps->scount[fi], 0, sizeof(fib->ps->scount[fi]));
 		fib->ps->soverflow[fi] = 0;

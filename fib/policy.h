@@ -182,19 +182,23 @@ struct fib_flow {
 
 /*
  * The decision. error is 0 or the kernel's positive errno: ENETUNREACH
- * (no rule matched, every table missed, an `unreachable` rule),
- * EHOSTUNREACH (an unreachable route; IPv4), EACCES (prohibit), EINVAL
- * (blackhole, or a malformed flow). type is the matched route's enum
- * fib_type (also set with the route types' errors), 0 without a route.
- * path indexes info->nh[] (the chosen path); npaths == info->nh_count.
+ * (no rule matched, every table missed, an `unreachable` rule, an oif
+ * that is down), EHOSTUNREACH (an unreachable route, both families: the
+ * kernel's fib_props and fib6_prop; or an input flow on a host that does
+ * not forward), EACCES (prohibit), EINVAL (blackhole, or a malformed
+ * flow), ENODEV (an oif the links do not know). type is the matched
+ * route's enum fib_type (also set with the route types' errors), 0
+ * without a route. path indexes info->nh[] (the chosen path); npaths ==
+ * info->nh_count. Without FIB_D_ROUTE, info is NULL: an error, or an
+ * IPv4 output flow with an oif whose lookup failed, which the kernel
+ * sends on-link out of oif (type FIB_UNICAST, no path).
  * table is the kernel's answer: IPv4 local-table routes answer main
  * (254) until a custom IPv4 rule was published (the kernel's merged
- * local/main tables, fib_has_custom_rules). The on-link answer of an
- * IPv4 output flow with oif whose lookup failed has type unicast, table
- * main and no route (info NULL): the device is the flow's oif. The
- * device `ip route get` prints is the chosen path's, except for local
- * routes: the loopback (the VRF device in a VRF). The decision holds no
- * device of its own: it fills a 64-byte cache record (cache/flow.c).
+ * local/main tables, fib_has_custom_rules); the on-link answer's table is
+ * main. The device `ip route get` prints is the chosen path's, except
+ * for local routes: the loopback (the VRF device in a VRF), and for the
+ * on-link answer: the flow's oif. The decision holds no device of its
+ * own: it fills a 64-byte cache record (cache/flow.c).
  */
 struct fib_decision {
 	uint8_t family, type, error, plen;

@@ -58,6 +58,9 @@ struct fib_policy {
 	const struct policy_rule *rules;
 	const struct fib_link *links;
 	const struct fib_ifaddr *addrs;
+	/* inet_select_addr's last resort outside any VRF (every device in
+	 * ifindex order) for scopes universe, link, host; host order, 0 none */
+	uint32_t fallback4[3];
 };
 
 static inline int
@@ -71,6 +74,11 @@ const struct fib_link *policy_link(const struct fib_policy *p, uint32_t ifindex)
 /* The first address of ifindex in p and how many follow it. */
 const struct fib_ifaddr *policy_addrs(const struct fib_policy *p, uint32_t ifindex, size_t *n);
 
+/* inet_select_addr's last step: the first device of VRF master (0: none)
+ * in ifindex order with an address of scope. Context: reader; or the
+ * writer on a snapshot it builds. */
+uint32_t policy_select_fallback4(const struct fib_policy *p, uint32_t master, int scope);
+
 /* fib.c's hooks: the policy's part of fib_new and fib_free. */
 int policy_init(struct fib *fib);
 void policy_fini(struct fib *fib);
@@ -81,6 +89,7 @@ void policy_fini(struct fib *fib);
  * is deleted, so a reader never misses one that is in the trie.
  */
 #define POLICY_TABLE_LOCAL 255u
+#define POLICY_TABLE_DEFAULT 253u
 void localf_note_add(struct fib *fib, const struct fib_route *r);
 void localf_note_del(struct fib *fib, const struct fib_route *r);
 void localf_reset(struct fib *fib, int family);

@@ -317,8 +317,14 @@ first_usable(const struct rctx *c, const struct fib_info *fi)
 static int
 table_lookup(const struct rctx *c, uint32_t table, struct tres *t)
 {
-	struct fib_result r = t_lookup(c, table);
+	struct fib_result r;
 	unsigned plen, nth = 0;
+
+	/* the local table's filter spares the trie walk of most misses */
+	if (table == POLICY_TABLE_LOCAL &&
+	    !localf_maybe(&c->fib->localf[policy_fidx(c->fl->family)], c->fl->family, c->key))
+		return -EAGAIN;
+	r = t_lookup(c, table);
 
 	if (!r.alias)
 		return -EAGAIN;
@@ -453,7 +459,7 @@ rules_walk(const struct rctx *c, struct fib_decision *d, struct tres *t)
 /* ------------------------------------------------------------ Step 3 */
 
 /* fib_rebalance's upper bound of path i, -1 when the path is skipped */
-static int32_t
+static int64_t
 upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w, uint64_t total)
 {
 	unsigned weight;
@@ -462,7 +468,8 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 		return -1;
 	weight = fi->nh[i].weight ? fi->nh[i].weight : 1;
 	*w += weight;
-	return (int32_t)(((*w << 31) + total / 2) / total) - 1;
+	/* DIV_ROUND_CLOSEST_ULL(w << 31, total) - 1: the last is 2^31 - 1 */
+	return (int64_t)(((*w << 31) + total / 2) / total) - 1;
 }
 
 static uint32_t nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path);
@@ -497,12 +504,12 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	if (c->fl->family == AF_INET && !c->input && (c->fl->flags & FIB_FLOW_SRC) && !fi->nh_id)
 		saddr = c->fl->src.v4.s_addr;
 	for (int i = 0; i < fi->nh_count; i++) {
-		int32_t ub = upper_bound(c, fi, i, &w, total);
+		int64_t ub = upper_bound(c, fi, i, &w, total);
 		int score = 0;
 
 		if (ub < 0)
 			continue;
-		if (hash <= (uint32_t)ub)
+		if ((int64_t)hash <= ub)
 			score += 1;
 		if (!saddr || nh_saddr4(c, fi, i) == saddr)
 			score += 2;
@@ -568,6 +575,16 @@ inet_select_addr(const struct fib_policy *p, uint32_t ifindex, uint32_t dst, int
 	master = l3_master(p, ifindex, &table);
 	if (master && master != ifindex && dev_select_addr4(p, master, 0, scope, &addr))
 		return addr;
+	if (!master && (scope == RT_SCOPE_UNIVERSE || scope >= RT_SCOPE_LINK))
+		return p->fallback4[scope == RT_SCOPE_UNIVERSE ? 0 : scope == RT_SCOPE_LINK ? 1 : 2];
+	return policy_select_fallback4(p, master, scope);
+}
+
+uint32_t
+policy_select_fallback4(const struct fib_policy *p, uint32_t master, int scope)
+{
+	uint32_t addr;
+
 	for (uint32_t i = 0; i < p->naddrs; i++) {
 		uint32_t dev = p->addrs[i].ifindex, t2 = 0;
 
@@ -583,7 +600,8 @@ inet_select_addr(const struct fib_policy *p, uint32_t ifindex, uint32_t dst, int
 
 /* fib_result_prefsrc of path `path` (the kernel's nh_saddr) */
 static int
-select_source4(const struct rctx *c, const struct fib_info *fi, int path, union fib_addr *src)
+select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
+	       union fib_addr *src)
 {
 	const struct fib_nh *nh;
 	uint32_t gw = 0, a;
@@ -597,7 +615,7 @@ select_source4(const struct rctx *c, const struct fib_info *fi, int path, union 
 	nh = &fi->nh[path];
 	if (nh->gw_family == AF_INET)
 		gw = ntohl(nh->gw.v4.s_addr);
-	a = inet_select_addr(c->p, nh->ifindex, gw, fi->scope);
+	a = inet_select_addr(p, nh->ifindex, gw, fi->scope);
 	if (!a)
 		return 0;
 	memset(src, 0, sizeof(*src));
@@ -752,7 +770,7 @@ decision_source(const struct rctx *c, struct fib_decision *d)
 		return;
 	}
 	if (c->fl->family == AF_INET) {
-		if (select_source4(c, fi, d->path, &d->src))
+		if (select_source4(c->p, fi, d->path, &d->src))
 			d->flags |= FIB_D_SRC;
 		return;
 	}
@@ -806,7 +824,7 @@ select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
 	if (!total)
 		return cur;
 	for (int i = 0; i < fi->nh_count; i++) {
-		ub[i] = upper_bound(c, fi, i, &w, total);
+		ub[i] = (int32_t)upper_bound(c, fi, i, &w, total);
 		if (ub[i] < 0 || !path_usable(c, fi, &fi->nh[i], 1))
 			continue;
 		if (m < 0 || (dev && fi->nh[i].ifindex == dev && fi->nh[m].ifindex != dev))
@@ -952,7 +970,17 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 	const struct fib_info *fi;
 	struct rctx c;
 
-	if (!fa || fa->type != FIB_UNICAST)
+	if (!fa) {
+		/* main missed: with the default table empty too, the rules
+		 * have nothing left (IPv6 has no default rule) */
+		if (fl->family == AF_INET &&
+		    __atomic_load_n(&fib->localf[0].ndefault, __ATOMIC_ACQUIRE))
+			return 0;
+		decision_init(d, fl);
+		d->error = ENETUNREACH;
+		return 1;
+	}
+	if (fa->type != FIB_UNICAST)
 		return 0;
 	fi = fa->fi;
 	if (!p->all_up && fi->nh_count)
@@ -980,9 +1008,10 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 		trie4_leaf_key(res.leaf, &d->prefix);
 	else
 		trie6_leaf_key(res.leaf, &d->prefix);
-	if (fi->nh_count <= 1 && fi->prefsrc_set && !(fl->flags & (FIB_FLOW_IIF | FIB_FLOW_SRC))) {
-		d->src = fi->prefsrc;
-		d->flags |= FIB_D_SRC;
+	if (fi->nh_count <= 1 && fl->family == AF_INET && !(fl->flags & FIB_FLOW_SRC)) {
+		/* one path, an output flow: only the source is left */
+		if (select_source4(p, fi, 0, &d->src))
+			d->flags |= FIB_D_SRC;
 		return 1;
 	}
 	rctx_init(&c, fib, p, fl);
@@ -998,7 +1027,7 @@ fast_eligible(const struct fib *fib, const struct fib_policy *p, const struct fi
 
 	if (!p->is_default || (fl->flags & (FIB_FLOW_OIF | FIB_FLOW_FIBMATCH)))
 		return 0;
-	if (fl->family == AF_INET && (fl->flags & FIB_FLOW_DSCP ? (fl->tos << 2) : fl->tos) & 0x1c)
+	if (fl->family == AF_INET && (((fl->flags & FIB_FLOW_DSCP) ? fl->tos << 2 : fl->tos) & 0x1c))
 		return 0;
 	if (fl->flags & FIB_FLOW_IIF)
 		return 0; /* input flows: forwarding and iif checks */
@@ -1024,7 +1053,7 @@ fib_resolve_rcu(const struct fib *fib, const struct fib_flow *fl, struct fib_dec
 						? trie4_lookup(fib->t4, (uint32_t)key, RT_TABLE_MAIN, 0)
 						: trie6_lookup(fib->t6, key, RT_TABLE_MAIN, 0);
 		if (resolve_fast(fib, p, fl, res, d))
-			return 0;
+			return -d->error;
 	}
 	return resolve_one(fib, p, fl, d);
 }

@@ -33,3 +33,9 @@ noinst_PROGRAMS += tests/bench/gcbench
 tests_bench_gcbench_SOURCES = tests/bench/gcbench.c
 tests_bench_gcbench_CFLAGS = $(AM_CFLAGS) -O2
 tests_bench_gcbench_LDADD = tests/util/libtestutil.la cache/libflow.la fib/libfib.la $(URCU_LIBS) -lpthread -lm
+
+# fib_resolve_rcu against fib_lookup4_rcu: default rules, 1, 16, 256 rules.
+noinst_PROGRAMS += tests/bench/resolvebench
+tests_bench_resolvebench_SOURCES = tests/bench/resolvebench.c
+tests_bench_resolvebench_CFLAGS = $(AM_CFLAGS) -O2
+tests_bench_resolvebench_LDADD = tests/util/libtestutil.la fib/libfib.la $(URCU_LIBS) -lpthread

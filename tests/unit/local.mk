@@ -144,6 +144,7 @@ VALGRIND_TESTS = \
 	tests/unit/ctl_test \
 	tests/unit/lookup_test \
 	tests/unit/mphash_test \
+	tests/unit/resolve_test \
 	tests/util/routes_test \
 	tests/util/tablegen_test
 dist_noinst_SCRIPTS += tests/valgrind.sh
@@ -230,3 +231,20 @@ TESTS += tests/unit/decisions_test
 tests_unit_decisions_test_SOURCES = tests/unit/decisions_test.c daemon/decisions.c
 tests_unit_decisions_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_decisions_test_LDADD = $(CHECK_LIBS) -lpthread
+# Policy and resolution against a naive model of the kernel's rule walk
+# (random rule sets, routes and flows), multipath, sources; the test links
+# fib/mphash.c itself (libfib keeps fib_mphash hidden). Again under
+# AddressSanitizer + UBSan with libfib's sources and the fault hooks.
+check_PROGRAMS += tests/unit/resolve_test
+TESTS += tests/unit/resolve_test
+tests_unit_resolve_test_SOURCES = tests/unit/resolve_test.c fib/mphash.c
+tests_unit_resolve_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_resolve_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+check_PROGRAMS += tests/unit/resolve_asan_test
+TESTS += tests/unit/resolve_asan_test
+tests_unit_resolve_asan_test_SOURCES = tests/unit/resolve_test.c $(fib_libfib_la_SOURCES)
+tests_unit_resolve_asan_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_FAULT_INJECTION
+tests_unit_resolve_asan_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g
+tests_unit_resolve_asan_test_LDFLAGS = -XCClinker -fsanitize=address,undefined
+tests_unit_resolve_asan_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
