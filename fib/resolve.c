@@ -803,16 +803,17 @@ multipath_wanted(const struct rctx *c)
 
 /*
  * IPv6: rt6_select then fib6_select_path (ip6_pol_route, have_oif_match
- * false). rt6_select takes the first live sibling through the device
- * (oif, or iif for input flows: rt6_score_route scores it higher), else
- * the first live one; the hash then keeps it when it reaches its upper
+ * false). rt6_select takes the first live sibling through oif
+ * (rt6_score_route scores it higher), else the first live one (input
+ * flows: the first live one; checked against Linux 6.18, a preference for
+ * iif moves forwarded flows off the kernel's path); the hash then keeps it when it reaches its upper
  * bound, else takes the first other sibling, in order, whose bound it
  * reaches, unless a strict lookup rejects that sibling's device.
  */
 static int
 select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
 {
-	uint32_t dev = c->input ? c->iif : c->oif, hash;
+	uint32_t dev = c->input ? 0 : c->oif, hash;
 	uint64_t total = 0, w = 0;
 	int32_t ub[256];
 	union fib_addr zero;

@@ -385,15 +385,15 @@ m_multipath(const struct model *m, const struct m_flow *f, const struct m_route 
 	return sel;
 }
 
-/* IPv6: rt6_select's match (first live path through oif, or iif for an
- * input flow, else the first live one), kept when the hash is within its
+/* IPv6: rt6_select's match (first live path through oif for an output
+ * flow, else the first live one), kept when the hash is within its
  * bound, else the first other path whose bound holds the hash unless a
  * strict lookup rejects its device (fib6_select_path) */
 static int
 m_multipath6(const struct model *m, const struct m_flow *f, const struct m_route *rt, int cur)
 {
 	const struct fib_flow *fl = f->fl;
-	uint32_t dev = f->input ? f->iif : f->oif, h;
+	uint32_t dev = f->input ? 0 : f->oif, h;
 	long long total = 0, w = 0, bound[256];
 	union fib_addr zero;
 	int sel = -1;
