@@ -19,8 +19,10 @@
  *           suppress_prefixlength / suppress_ifgroup (fib4_rule_suppress)
  *   Step 3  the path (fib_select_path, fib_select_multipath): the 31-bit
  *           flow hash (fib/mphash.h) against fib_rebalance's upper bounds,
- *           dead and ignored link-down paths skipped; a flow with `from`
- *           prefers paths whose own source is that address
+ *           dead and ignored link-down paths skipped; an IPv4 output
+ *           flow with `from` scores paths whose nh_saddr is that address
+ *           (legacy routes); IPv4 with oif keeps the matched path; IPv6
+ *           keeps rt6_select's match when the hash allows (fib6_select_path)
  *   Step 4  the source: route prefsrc, else inet_select_addr (IPv4) or
  *           the RFC 6724 rules of ipv6_dev_get_saddr that need no
  *           neighbour state (IPv6); input flows have none
