@@ -377,6 +377,11 @@ fibctl_json_lookup(const char *line)
 		prefix = tok[1];
 		type = tok[2];
 		i = 3;
+	} else if (n >= 4 && !strcmp(tok[2], "unicast")) {
+		/* "ADDR - unicast dev IF ...": a type without a route (IPv4
+		 * output flow with oif, on link) */
+		type = tok[2];
+		i = 3;
 	}
 	for (; i < n; i++) {
 		const char *k = tok[i], *v = i + 1 < n ? tok[i + 1] : NULL;

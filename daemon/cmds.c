@@ -138,23 +138,46 @@ fibd_route_line(const struct fib_match *m, void *arg)
  *   ADDR PREFIX/LEN TYPE nexthop [via GW] dev IF weight W ... [src S]
  *        [table T] [rule P] [path I] [error E]      (I: the chosen path, 0-based)
  *   ADDR - [rule P] error E                         (no route)
+ *   ADDR - unicast dev IF [src S] table T           (IPv4 oif, on link)
  *
+ * The device is the one `ip route get` prints: a local route's (and a
+ * broadcast route's for an input flow: delivered locally) is the
+ * loopback (the kernel's dst for local traffic; the VRF device's own
+ * loopback role is not shown: fibd prints lo there too), an on-link
+ * answer's is the flow's oif (the decision holds no device: it fills a
+ * cache line, fib/policy.h).
  * Context: main loop, inside a read section (d's info pointer).
  */
 static void
 fibd_decision_line(struct fibd *d, struct evbuffer *out, const char *addr,
-		   const struct fib_decision *dec, int fibmatch)
+		   const struct fib_decision *dec, const struct fib_flow *fl)
 {
+	int fibmatch = !!(fl->flags & FIB_FLOW_FIBMATCH);
 	char buf[INET6_ADDRSTRLEN];
 	const char *e;
 
 	if (!(dec->flags & FIB_D_ROUTE) || !dec->info) {
 		evbuffer_add_printf(out, "%s -", addr);
+		if (!dec->error && dec->type && (fl->flags & FIB_FLOW_OIF)) {
+			struct fib_nh nh;
+
+			memset(&nh, 0, sizeof(nh));
+			nh.ifindex = fl->oif;
+			evbuffer_add_printf(out, " %s", fib_type_name(dec->type));
+			fibd_nh_add(d, out, &nh, FIBD_NH_SINGLE);
+		}
 	} else {
 		inet_ntop(dec->family, dec->prefix.b, buf, sizeof(buf));
 		evbuffer_add_printf(out, "%s %s/%u %s", addr, buf, dec->plen,
 				    fib_type_name(dec->type));
-		if (dec->info->nh_count == 1)
+		if (dec->info->nh_count == 1 && !fibmatch &&
+		    (dec->type == FIB_LOCAL ||
+		     (dec->type == FIB_BROADCAST && (fl->flags & FIB_FLOW_IIF)))) {
+			struct fib_nh nh = dec->info->nh[0];
+
+			nh.ifindex = 1; /* LOOPBACK_IFINDEX */
+			fibd_nh_add(d, out, &nh, FIBD_NH_SINGLE);
+		} else if (dec->info->nh_count == 1)
 			fibd_nh_add(d, out, &dec->info->nh[0], FIBD_NH_SINGLE);
 		else
 			for (unsigned i = 0; i < dec->info->nh_count; i++)
@@ -164,7 +187,7 @@ fibd_decision_line(struct fibd *d, struct evbuffer *out, const char *addr,
 		inet_ntop(dec->family, dec->src.b, buf, sizeof(buf));
 		evbuffer_add_printf(out, " src %s", buf);
 	}
-	if (dec->flags & FIB_D_ROUTE)
+	if ((dec->flags & FIB_D_ROUTE) || (!dec->error && dec->type))
 		evbuffer_add_printf(out, " table %u", dec->table);
 	if (dec->flags & FIB_D_RULE)
 		evbuffer_add_printf(out, " rule %u", dec->rule);
@@ -205,7 +228,7 @@ fibd_lookup_line(struct fibd *d, struct evbuffer *out, const struct ctl_addr *a,
 	else
 		fib_resolve_rcu(d->fib, &fl, &dec);
 	decisions_count(&d->decisions, &dec, 1);
-	fibd_decision_line(d, out, abuf, &dec, !!(fl.flags & FIB_FLOW_FIBMATCH));
+	fibd_decision_line(d, out, abuf, &dec, &fl);
 	fib_read_unlock();
 }
 

@@ -49,6 +49,9 @@ struct policy_stage {
 	size_t naddrs, capaddrs;
 	struct fib_mp_hash hash;
 	int dirty;
+	/* IPv4 rules other than the defaults were published once: the
+	 * kernel's fib_has_custom_rules, never reset */
+	uint8_t custom4;
 	/* the local-table filter's counts (writer only) */
 	uint32_t lcount[2][LOCALF_BITS];
 	uint32_t scount[2][LOCALF_SHORT];
@@ -408,6 +411,9 @@ policy_build(struct fib *fib, int family)
 	p->links = links;
 	p->addrs = addrs;
 	p->is_default = (uint8_t)rules_are_default(ps->rules[f], nr, family);
+	if (family == AF_INET && !p->is_default)
+		ps->custom4 = 1;
+	p->custom_rules = family == AF_INET ? ps->custom4 : 1;
 	for (size_t i = 0; i < nr; i++) {
 		const struct fib_rule *r = &ps->rules[f][i];
 

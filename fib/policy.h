@@ -192,6 +192,13 @@ struct fib_flow {
  * info->nh_count. Without FIB_D_ROUTE, info is NULL: an error, or an
  * IPv4 output flow with an oif whose lookup failed, which the kernel
  * sends on-link out of oif (type FIB_UNICAST, no path).
+ * table is the kernel's answer: IPv4 local-table routes answer main
+ * (254) until a custom IPv4 rule was published (the kernel's merged
+ * local/main tables, fib_has_custom_rules); the on-link answer's table is
+ * main. The device `ip route get` prints is the chosen path's, except
+ * for local routes: the loopback (the VRF device in a VRF), and for the
+ * on-link answer: the flow's oif. The decision holds no device of its
+ * own: it fills a 64-byte cache record (cache/flow.c).
  */
 struct fib_decision {
 	uint8_t family, type, error, plen;

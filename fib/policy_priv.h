@@ -41,6 +41,18 @@ struct fib_policy {
 	uint64_t gen;
 	uint8_t family, is_default;
 	uint8_t all_up; /* every link up with carrier: no path can be dead */
+	/*
+	 * IPv4: the kernel's fib_has_custom_rules. Until a rule other than
+	 * the defaults is added, the kernel keeps the local table merged into
+	 * main and answers table main (254) for local and broadcast routes;
+	 * the first custom rule sets it for good (fib4_rule_configure), so
+	 * even after every custom rule is deleted it answers local (255).
+	 * fibd sees only the rules published since it started: a fibd started
+	 * after custom rules were added and removed again answers 254 where
+	 * the kernel answers 255, and a rule added and deleted between two
+	 * publishes is not seen. IPv6 never merges: always 1.
+	 */
+	uint8_t custom_rules;
 	uint32_t nrules, nlinks, naddrs;
 	struct fib_mp_hash hash;
 	const struct policy_rule *rules;

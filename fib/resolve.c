@@ -19,8 +19,10 @@
  *           suppress_prefixlength / suppress_ifgroup (fib4_rule_suppress)
  *   Step 3  the path (fib_select_path, fib_select_multipath): the 31-bit
  *           flow hash (fib/mphash.h) against fib_rebalance's upper bounds,
- *           dead and ignored link-down paths skipped; a flow with `from`
- *           prefers paths whose own source is that address
+ *           dead and ignored link-down paths skipped; an IPv4 output
+ *           flow with `from` scores paths whose nh_saddr is that address
+ *           (legacy routes); IPv4 with oif keeps the matched path; IPv6
+ *           keeps rt6_select's match when the hash allows (fib6_select_path)
  *   Step 4  the source: route prefsrc, else inet_select_addr (IPv4) or
  *           the RFC 6724 rules of ipv6_dev_get_saddr that need no
  *           neighbour state (IPv6); input flows have none
@@ -73,6 +75,7 @@ struct rctx {
 	uint32_t uid;
 	uint8_t ds;         /* DS field (tos byte) */
 	uint8_t rtos;       /* tos routes are matched with */
+	uint32_t nh_oif;    /* the device paths must go through, 0 any */
 	uint8_t skip_nh_oif;
 	uint8_t input;
 };
@@ -147,7 +150,22 @@ rctx_init(struct rctx *c, const struct fib *fib, const struct fib_policy *p,
 	c->ds = (fl->flags & FIB_FLOW_DSCP) ? (uint8_t)(fl->tos << 2) : fl->tos;
 	c->rtos = fl->family == AF_INET ? c->ds & 0x1c : 0;
 	c->l3mdev = c->l3table = 0;
+	c->nh_oif = c->oif;
 	c->skip_nh_oif = 0;
+	if (fl->family == AF_INET6) {
+		/* RT6_LOOKUP_F_IFACE: strict for multicast, link-local and
+		 * loopback destinations (rt6_need_strict), input flows then
+		 * through iif (ip6_route_input_lookup); an output flow with a
+		 * source takes oif as a preference only (rt6_score_route,
+		 * ip6_route_output_flags): no filter */
+		int strict = fl->dst.b[0] == 0xff || (fl->dst.b[0] == 0xfe && (fl->dst.b[1] & 0xc0) == 0x80) ||
+			     c->key == 1;
+
+		if (c->input)
+			c->nh_oif = strict ? c->iif : 0;
+		else if ((fl->flags & FIB_FLOW_SRC) && !strict)
+			c->skip_nh_oif = 1;
+	}
 	if (c->oif) {
 		c->l3mdev = l3_master(p, c->oif, &c->l3table);
 		/* a lookup from the VRF device itself takes any path */
@@ -225,11 +243,14 @@ out:
 }
 
 /* A path the kernel would use: not dead (link down), not link-down when
- * ignored, and through oif when the flow names one (fib_lookup_good_nhc). */
+ * ignored, and through oif when the flow names one (fib_lookup_good_nhc).
+ * IPv4 host-scope routes (local) never die with their link
+ * (fib_sync_down_dev marks them dead only when the device goes away). */
 static int
-path_usable(const struct rctx *c, const struct fib_nh *nh, int oif_filter)
+path_usable(const struct rctx *c, const struct fib_info *fi, const struct fib_nh *nh,
+	    int oif_filter)
 {
-	if (!c->p->all_up) {
+	if (!c->p->all_up && !(c->fl->family == AF_INET && fi->scope == RT_SCOPE_HOST)) {
 		const struct fib_link *l = policy_link(c->p, nh->ifindex);
 		if (l) {
 			uint8_t ign = c->fl->family == AF_INET ? c->p->hash.ignore_linkdown4
@@ -240,7 +261,7 @@ path_usable(const struct rctx *c, const struct fib_nh *nh, int oif_filter)
 				return 0;
 		}
 	}
-	if (oif_filter && c->oif && !c->skip_nh_oif && nh->ifindex != c->oif)
+	if (oif_filter && c->nh_oif && !c->skip_nh_oif && nh->ifindex != c->nh_oif)
 		return 0;
 	return 1;
 }
@@ -286,7 +307,7 @@ first_usable(const struct rctx *c, const struct fib_info *fi)
 	if (!fi->nh_count)
 		return 0;
 	for (int i = 0; i < fi->nh_count; i++)
-		if (path_usable(c, &fi->nh[i], 1))
+		if (path_usable(c, fi, &fi->nh[i], 1))
 			return i;
 	return -1;
 }
@@ -317,6 +338,15 @@ table_lookup(const struct rctx *c, uint32_t table, struct tres *t)
 			t->fa = r.alias;
 			t->leaf = r.leaf;
 			t->nh = 0;
+			/* IPv6 error routes go through the loopback: a
+			 * strict oif other than lo passes them over
+			 * (rt6_score_route); IPv4 returns them first */
+			if (err && c->fl->family == AF_INET6 && c->nh_oif && !c->skip_nh_oif &&
+			    c->nh_oif != POLICY_LOOPBACK) {
+				nth++;
+				r = t_find_nth(c, plen, table, nth);
+				continue;
+			}
 			if (err)
 				return err;
 			nh = first_usable(c, r.alias->fi);
@@ -360,6 +390,10 @@ decision_route(const struct rctx *c, const struct tres *t, struct fib_decision *
 	d->plen = (uint8_t)(c->bits - fa->slen);
 	d->tos = fa->tos;
 	d->table = fa->table;
+	/* IPv4 without custom rules: the local table is merged into main
+	 * (fib/policy_priv.h, custom_rules) */
+	if (c->fl->family == AF_INET && d->table == POLICY_TABLE_LOCAL && !c->p->custom_rules)
+		d->table = RT_TABLE_MAIN;
 	d->info = fa->fi;
 	d->npaths = fa->fi->nh_count;
 	d->path = (uint8_t)t->nh;
@@ -432,7 +466,7 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 {
 	unsigned weight;
 
-	if (!path_usable(c, &fi->nh[i], 0))
+	if (!path_usable(c, fi, &fi->nh[i], 0))
 		return -1;
 	weight = fi->nh[i].weight ? fi->nh[i].weight : 1;
 	*w += weight;
@@ -440,50 +474,53 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 	return (int64_t)(((*w << 31) + total / 2) / total) - 1;
 }
 
-static int select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
-			  union fib_addr *src);
+static uint32_t nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path);
 
-/* fib_select_multipath: the first live path whose upper bound reaches the
- * hash; with a source given, a path whose own source is it wins. */
+/*
+ * fib_select_multipath (Linux 6.18): each live path scores 1 when the hash
+ * reaches its upper bound, plus 2 when its nh_saddr (inet_select_addr of
+ * its device and gateway, prefsrc not considered) is the flow's source or
+ * the flow has none; the first of the highest score wins. Only IPv4
+ * output flows with `from` hand the kernel a source (fib/mphash.h):
+ * input flows, IPv6 and next-hop groups (nexthop_path_fib_result) take
+ * the plain rule. The hashed saddr is the
+ * flow's source with `from` or for input flows, 0 otherwise.
+ */
 static int
 select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 {
 	uint64_t total = 0, w = 0;
-	union fib_addr zero, psrc;
-	uint32_t hash;
-	int sel = cur, found = 0, have_saddr;
+	union fib_addr zero;
+	uint32_t hash, saddr = 0;
+	int sel = cur, best = -1;
 
 	for (int i = 0; i < fi->nh_count; i++)
-		if (path_usable(c, &fi->nh[i], 0))
+		if (path_usable(c, fi, &fi->nh[i], 0))
 			total += fi->nh[i].weight ? fi->nh[i].weight : 1;
 	if (!total)
 		return cur;
 	memset(&zero, 0, sizeof(zero));
 	hash = fib_mphash(&c->p->hash, c->fl,
 			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
-	have_saddr = c->fl->family == AF_INET && (c->fl->flags & FIB_FLOW_SRC) &&
-		     c->fl->src.v4.s_addr != 0;
+	/* next-hop objects (nhid) go to nexthop_select_path: no score */
+	if (c->fl->family == AF_INET && !c->input && (c->fl->flags & FIB_FLOW_SRC) && !fi->nh_id)
+		saddr = c->fl->src.v4.s_addr;
 	for (int i = 0; i < fi->nh_count; i++) {
 		int64_t ub = upper_bound(c, fi, i, &w, total);
-		int match = 1;
+		int score = 0;
 
 		if (ub < 0)
 			continue;
-		if (have_saddr) {
-			psrc.v4.s_addr = 0;
-			select_source4(c->p, fi, i, &psrc);
-			match = psrc.v4.s_addr == c->fl->src.v4.s_addr;
-		}
-		if (!found) {
+		if ((int64_t)hash <= ub)
+			score += 1;
+		if (!saddr || nh_saddr4(c, fi, i) == saddr)
+			score += 2;
+		if (score > best) {
+			best = score;
 			sel = i;
-			found = match;
 		}
-		if ((int64_t)hash > ub)
-			continue;
-		if (match)
-			return i;
-		if (found)
-			return sel;
+		if (score == 3)
+			break;
 	}
 	return sel;
 }
@@ -586,6 +623,18 @@ select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
 	memset(src, 0, sizeof(*src));
 	src->v4.s_addr = htonl(a);
 	return 1;
+}
+
+/* the kernel's nh_saddr of path `path` (fib_info_update_nhc_saddr): the
+ * address inet_select_addr picks for its device and gateway, network
+ * order, 0 none */
+static uint32_t
+nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path)
+{
+	const struct fib_nh *nh = &fi->nh[path];
+	uint32_t gw = nh->gw_family == AF_INET ? ntohl(nh->gw.v4.s_addr) : 0;
+
+	return htonl(inet_select_addr(c->p, nh->ifindex, gw, fi->scope));
 }
 
 /* IPv6 address scope as ipv6_addr_scope: 1 node (loopback), 2 link,
@@ -707,7 +756,9 @@ decision_source(const struct rctx *c, struct fib_decision *d)
 
 	if (c->input || (c->fl->flags & FIB_FLOW_FIBMATCH))
 		return;
-	if (c->fl->flags & FIB_FLOW_SRC) {
+	/* IPv4 keeps a given source; IPv6 prints the preferred source of
+	 * the route even with `from` (rt6_fill_node: ip6_route_get_saddr) */
+	if ((c->fl->flags & FIB_FLOW_SRC) && c->fl->family == AF_INET) {
 		d->src = c->fl->src;
 		d->flags |= FIB_D_SRC;
 		return;
@@ -745,6 +796,60 @@ decision_init(struct fib_decision *d, const struct fib_flow *fl)
 	d->family = fl->family;
 }
 
+/* IPv4 fib_select_path: with oif set, the path that matched, no hash */
+static int
+multipath_wanted(const struct rctx *c)
+{
+	return c->fl->family == AF_INET6 || c->input || !c->oif;
+}
+
+/*
+ * IPv6: rt6_select then fib6_select_path (ip6_pol_route, have_oif_match
+ * false). rt6_select takes the first live sibling through oif
+ * (rt6_score_route scores it higher), else the first live one (input
+ * flows: the first live one; checked against Linux 6.18, a preference for
+ * iif moves forwarded flows off the kernel's path); the hash then keeps it when it reaches its upper
+ * bound, else takes the first other sibling, in order, whose bound it
+ * reaches, unless a strict lookup rejects that sibling's device.
+ */
+static int
+select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
+{
+	uint32_t dev = c->input ? 0 : c->oif, hash;
+	uint64_t total = 0, w = 0;
+	int32_t ub[256];
+	union fib_addr zero;
+	int m = -1;
+
+	for (int i = 0; i < fi->nh_count; i++)
+		if (path_usable(c, fi, &fi->nh[i], 0))
+			total += fi->nh[i].weight ? fi->nh[i].weight : 1;
+	if (!total)
+		return cur;
+	for (int i = 0; i < fi->nh_count; i++) {
+		ub[i] = (int32_t)upper_bound(c, fi, i, &w, total);
+		if (ub[i] < 0 || !path_usable(c, fi, &fi->nh[i], 1))
+			continue;
+		if (m < 0 || (dev && fi->nh[i].ifindex == dev && fi->nh[m].ifindex != dev))
+			m = i;
+	}
+	if (m < 0)
+		return cur;
+	memset(&zero, 0, sizeof(zero));
+	hash = fib_mphash(&c->p->hash, c->fl,
+			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
+	if (ub[m] >= 0 && hash <= (uint32_t)ub[m])
+		return m;
+	for (int i = 0; i < fi->nh_count; i++) {
+		if (i == m || ub[i] < 0 || hash > (uint32_t)ub[i])
+			continue;
+		if (!path_usable(c, fi, &fi->nh[i], 1))
+			break;
+		return i;
+	}
+	return m;
+}
+
 /* Step 3 and 4 for a decided route, and the input/oif special cases. */
 static int
 resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
@@ -759,6 +864,7 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 		memset(d, 0, sizeof(*d));
 		d->family = fl->family;
 		d->type = FIB_UNICAST;
+		d->table = RT_TABLE_MAIN;
 		if (fl->flags & FIB_FLOW_SRC) {
 			d->src = fl->src;
 			d->flags |= FIB_D_SRC;
@@ -778,9 +884,50 @@ resolve_finish(const struct rctx *c, int err, struct fib_decision *d)
 		return err;
 	}
 	if (d->info && d->npaths > 1 && d->type == FIB_UNICAST && !(fl->flags & FIB_FLOW_FIBMATCH) &&
-	    (c->input || !c->oif))
-		d->path = (uint8_t)select_multipath(c, d->info, d->path);
+	    multipath_wanted(c))
+		d->path = (uint8_t)(fl->family == AF_INET6 ? select_multipath6(c, d->info, d->path)
+							   : select_multipath(c, d->info, d->path));
 	decision_source(c, d);
+	return 0;
+}
+
+/* ip_route_output_key_hash_rcu's checks of a given IPv4 source: not
+ * multicast, limited broadcast or 0.0.0.0/8 (EINVAL), and an address of
+ * this host (__ip_dev_find, else ENETUNREACH) when the FIB knows the
+ * host's addresses. IPv6 checks nothing. */
+static int
+source_check4(const struct rctx *c)
+{
+	uint32_t s = ntohl(c->fl->src.v4.s_addr);
+
+	if ((s >> 28) == 0xe || s == 0xffffffffu || (s >> 24) == 0)
+		return -EINVAL;
+	/* a FIB told no addresses (a bare libfib user, the unit tests)
+	 * cannot check: as a FIB without links checks no oif */
+	if (!c->p->naddrs)
+		return 0;
+	for (uint32_t i = 0; i < c->p->naddrs; i++)
+		if (c->p->addrs[i].addr.v4.s_addr == c->fl->src.v4.s_addr)
+			return 0;
+	return -ENETUNREACH;
+}
+
+/* ip_route_input_slow's martians, before any lookup (EINVAL):
+ * multicast, limited broadcast, 0.0.0.0/8 or loopback sources, and
+ * 0.0.0.0/8 or loopback destinations (route_localnet is not modelled:
+ * fibd reads no per-device sysctls). A limited broadcast destination and
+ * rp_filter are not reproduced either. */
+static int
+martian_input4(const struct rctx *c)
+{
+	uint32_t s = ntohl(c->fl->src.v4.s_addr), d = (uint32_t)c->key;
+
+	if ((s >> 28) == 0xe || s == 0xffffffffu)
+		return -EINVAL;
+	if ((s >> 24) == 0 || (s >> 24) == 127)
+		return -EINVAL;
+	if ((d >> 24) == 0 || (d >> 24) == 127)
+		return -EINVAL;
 	return 0;
 }
 
@@ -794,6 +941,15 @@ resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_
 
 	decision_init(d, fl);
 	rctx_init(&c, fib, p, fl);
+	if (fl->family == AF_INET && !c.input && (fl->flags & FIB_FLOW_SRC) &&
+	    (err = source_check4(&c)) != 0) {
+		d->error = (uint8_t)-err;
+		return err;
+	}
+	if (fl->family == AF_INET && c.input && (err = martian_input4(&c)) != 0) {
+		d->error = (uint8_t)-err;
+		return err;
+	}
 	if (c.oif && p->nlinks) {
 		const struct fib_link *l = policy_link(p, c.oif);
 		if (!l || !(l->flags & IFF_UP)) {
@@ -833,6 +989,15 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 	if (!p->all_up && fi->nh_count)
 		return 0;
 	decision_init(d, fl);
+	if (fl->family == AF_INET && (fl->flags & FIB_FLOW_SRC) && p->naddrs) {
+		int err;
+
+		rctx_init(&c, fib, p, fl);
+		if ((err = source_check4(&c)) != 0) {
+			d->error = (uint8_t)-err;
+			return 1;
+		}
+	}
 	d->rule = 32766;
 	d->flags = FIB_D_RULE;
 	d->type = FIB_UNICAST;

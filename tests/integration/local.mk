@@ -35,7 +35,8 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/daemon_cache.sh \
 	tests/integration/daemon_robust.sh \
 	tests/integration/ctl_flow.sh \
-	tests/integration/ingest_policy.sh
+	tests/integration/ingest_policy.sh \
+	tests/integration/policy_kernel.sh
 TESTS += \
 	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
@@ -43,7 +44,8 @@ TESTS += \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/daemon_robust.sh \
-	tests/integration/ingest_policy.sh
+	tests/integration/ingest_policy.sh \
+	tests/integration/policy_kernel.sh
 dist_noinst_SCRIPTS += \
 	tests/integration/ctl_flow.sh \
 	tests/integration/daemon_basic.sh \
@@ -51,8 +53,10 @@ dist_noinst_SCRIPTS += \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/daemon_robust.sh \
-	tests/integration/ingest_policy.sh
+	tests/integration/ingest_policy.sh \
+	tests/integration/policy_kernel.sh
 EXTRA_DIST += \
+	tests/integration/route_get_compare.py \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \
 	tests/integration/nl_reset.sh \

@@ -144,6 +144,7 @@ struct m_flow {
 	uint32_t iif, oif, l3mdev, l3table, uid;
 	int ds;
 	bool input, skip_oif;
+	uint32_t nh_oif; /* paths must go through it (IPv6: iif when strict) */
 };
 
 static bool
@@ -215,15 +216,19 @@ m_table(const struct model *m, const struct m_flow *f, uint32_t table, const str
 			used[bi] = true;
 			*out = best;
 			*nh_out = 0;
+			/* IPv6 error routes are through lo: a strict oif skips them */
+			if (m_route_error(best->r.type) && m->family == AF_INET6 && f->nh_oif &&
+			    !f->skip_oif && f->nh_oif != 1)
+				continue;
 			if (m_route_error(best->r.type))
 				return m_route_error(best->r.type);
 			if (best->r.nh_count == 0)
 				return 0;
 			for (int k = 0; k < best->r.nh_count; k++) {
 				const struct fib_nh *nh = &best->nh[k];
-				if (!m_path_alive(m, nh))
+				if (!m_path_alive(m, nh) && !(m->family == AF_INET && best->r.scope == 254))
 					continue;
-				if (f->oif && !f->skip_oif && nh->ifindex != f->oif)
+				if (f->nh_oif && !f->skip_oif && nh->ifindex != f->nh_oif)
 					continue;
 				*nh_out = k;
 				return 0;
@@ -335,6 +340,10 @@ m_path_src4(const struct model *m, const struct m_route *rt, int k)
 			      rt->r.scope);
 }
 
+/* fib_select_multipath (Linux 6.18): score 1 for the hash within the bound,
+ * 2 for the path's own source (inet_select_addr, no prefsrc) being the
+ * flow's (IPv4 output flows with from, legacy routes only); the first of
+ * the highest score */
 static int
 m_multipath(const struct model *m, const struct m_flow *f, const struct m_route *rt, int cur)
 {
@@ -342,9 +351,9 @@ m_multipath(const struct model *m, const struct m_flow *f, const struct m_route 
 	union fib_addr zero;
 	long long total = 0, w = 0;
 	uint32_t h;
-	int sel = -1;
-	bool found = false;
-	bool want_src = m->family == AF_INET && (fl->flags & FIB_FLOW_SRC) && fl->src.v4.s_addr;
+	int sel = cur, best = -1;
+	bool want_src = m->family == AF_INET && !f->input && (fl->flags & FIB_FLOW_SRC) &&
+			!rt->r.nh_id;
 
 	for (int k = 0; k < rt->r.nh_count; k++)
 		if (m_path_alive(m, &rt->nh[k]))
@@ -355,27 +364,93 @@ m_multipath(const struct model *m, const struct m_flow *f, const struct m_route 
 	h = fib_mphash(&m->hash, fl, (fl->flags & FIB_FLOW_SRC) ? &fl->src : &zero);
 	for (int k = 0; k < rt->r.nh_count; k++) {
 		long long bound;
-		bool match;
+		int score = 0;
 
 		if (!m_path_alive(m, &rt->nh[k]))
 			continue;
 		w += rt->nh[k].weight ? rt->nh[k].weight : 1;
 		bound = ((w << 31) + total / 2) / total - 1;
-		match = !want_src || m_path_src4(m, rt, k) == ntohl(fl->src.v4.s_addr);
-		/* until a path with the flow's source is seen, the last
-		 * live one is the fallback */
-		if (!found) {
+		if ((long long)h <= bound)
+			score++;
+		if (!want_src ||
+		    m_select_addr4(m, rt->nh[k].ifindex,
+				   rt->nh[k].gw_family == AF_INET ? ntohl(rt->nh[k].gw.v4.s_addr) : 0,
+				   rt->r.scope) == ntohl(fl->src.v4.s_addr))
+			score += 2;
+		if (score > best) {
+			best = score;
 			sel = k;
-			found = match;
 		}
-		if ((long long)h > bound)
-			continue;
-		if (match)
-			return k;
-		if (found)
-			return sel;
 	}
-	return sel < 0 ? cur : sel;
+	return sel;
+}
+
+/* IPv6: rt6_select's match (first live path through oif for an output
+ * flow, else the first live one), kept when the hash is within its
+ * bound, else the first other path whose bound holds the hash unless a
+ * strict lookup rejects its device (fib6_select_path) */
+static int
+m_multipath6(const struct model *m, const struct m_flow *f, const struct m_route *rt, int cur)
+{
+	const struct fib_flow *fl = f->fl;
+	uint32_t dev = f->input ? 0 : f->oif, h;
+	long long total = 0, w = 0, bound[256];
+	union fib_addr zero;
+	int sel = -1;
+
+	for (int k = 0; k < rt->r.nh_count; k++)
+		if (m_path_alive(m, &rt->nh[k]))
+			total += rt->nh[k].weight ? rt->nh[k].weight : 1;
+	if (!total)
+		return cur;
+	for (int k = 0; k < rt->r.nh_count; k++) {
+		bool ok;
+
+		bound[k] = -1;
+		if (!m_path_alive(m, &rt->nh[k]))
+			continue;
+		w += rt->nh[k].weight ? rt->nh[k].weight : 1;
+		bound[k] = ((w << 31) + total / 2) / total - 1;
+		ok = !f->nh_oif || f->skip_oif || rt->nh[k].ifindex == f->nh_oif;
+		if (!ok)
+			continue;
+		if (sel < 0 || (dev && rt->nh[k].ifindex == dev && rt->nh[sel].ifindex != dev))
+			sel = k;
+	}
+	if (sel < 0)
+		return cur;
+	memset(&zero, 0, sizeof(zero));
+	h = fib_mphash(&m->hash, fl, (fl->flags & FIB_FLOW_SRC) ? &fl->src : &zero);
+	if ((long long)h <= bound[sel])
+		return sel;
+	for (int k = 0; k < rt->r.nh_count; k++) {
+		if (k == sel || bound[k] < 0 || (long long)h > bound[k])
+			continue;
+		if (f->nh_oif && !f->skip_oif && rt->nh[k].ifindex != f->nh_oif)
+			break;
+		return k;
+	}
+	return sel;
+}
+
+static bool
+m_rules_default(const struct model *m)
+{
+	static const uint32_t prio[3] = { 0, 32766, 32767 }, table[3] = { 255, 254, 253 };
+
+	if (m->nrules != 3)
+		return false;
+	for (int i = 0; i < 3; i++) {
+		struct fib_rule d;
+
+		fib_rule_init(&d, AF_INET);
+		d.priority = prio[i];
+		d.table = table[i];
+		d.protocol = m->rules[i].protocol;
+		if (memcmp(&d, &m->rules[i], sizeof(d)))
+			return false;
+	}
+	return true;
 }
 
 static void
@@ -391,6 +466,27 @@ m_resolve(const struct model *m, const struct fib_flow *fl, struct m_answer *a)
 	f.oif = fl->flags & FIB_FLOW_OIF ? fl->oif : 0;
 	f.uid = fl->flags & FIB_FLOW_UID ? fl->uid : f.input ? 0xffffffffu : 0;
 	f.ds = fl->flags & FIB_FLOW_DSCP ? fl->tos << 2 : fl->tos;
+	if (m->family == AF_INET && !f.input && (fl->flags & FIB_FLOW_SRC)) {
+		uint32_t sa = ntohl(fl->src.v4.s_addr);
+		bool local = false;
+		int n4 = 0;
+		if ((sa >> 28) == 0xe || sa == 0xffffffffu || (sa >> 24) == 0) {
+			a->error = EINVAL;
+			return;
+		}
+		for (int k = 0; k < m->naddrs; k++) {
+			if (m->addrs[k].family != AF_INET)
+				continue;
+			n4++;
+			if (m->addrs[k].addr.v4.s_addr == fl->src.v4.s_addr)
+				local = true;
+		}
+		/* a source of this host's (checked when addresses are known) */
+		if (n4 && !local) {
+			a->error = ENETUNREACH;
+			return;
+		}
+	}
 	if (f.oif) {
 		f.l3mdev = m_vrf(m, f.oif, &f.l3table);
 		f.skip_oif = f.l3mdev == f.oif;
@@ -401,6 +497,27 @@ m_resolve(const struct model *m, const struct fib_flow *fl, struct m_answer *a)
 		}
 	} else if (f.input && f.iif > 1) {
 		f.l3mdev = m_vrf(m, f.iif, &f.l3table);
+	}
+	f.nh_oif = f.oif;
+	if (m->family == AF_INET6) {
+		/* rt6_need_strict: multicast, link-local, loopback */
+		static const uint8_t loop[16] = { [15] = 1 };
+		bool strict = fl->dst.b[0] == 0xff ||
+			      (fl->dst.b[0] == 0xfe && (fl->dst.b[1] & 0xc0) == 0x80) ||
+			      !memcmp(fl->dst.b, loop, 16);
+		if (f.input)
+			f.nh_oif = strict ? f.iif : 0;
+		else if ((fl->flags & FIB_FLOW_SRC) && !strict)
+			f.skip_oif = true;
+	}
+	if (m->family == AF_INET && f.input) {
+		uint32_t sa = ntohl(fl->src.v4.s_addr), da = ntohl(fl->dst.v4.s_addr);
+		/* ip_route_input_slow's martians */
+		if ((sa >> 28) == 0xe || sa == 0xffffffffu || (sa >> 24) == 0 || (sa >> 24) == 127 ||
+		    (da >> 24) == 0 || (da >> 24) == 127) {
+			a->error = EINVAL;
+			return;
+		}
 	}
 	while (i < m->nrules) {
 		const struct fib_rule *r = &m->rules[i];
@@ -473,6 +590,10 @@ m_resolve(const struct model *m, const struct fib_flow *fl, struct m_answer *a)
 		a->type = rt->r.type;
 		a->plen = rt->r.plen;
 		a->table = (int)rt->r.table;
+		/* only the default rules: local is merged into main
+		 * (fib_has_custom_rules; the model's world never had others) */
+		if (m->family == AF_INET && a->table == 255 && m_rules_default(m))
+			a->table = 254;
 		a->prefix = rt->r.dst;
 		a->path = nh;
 	}
@@ -483,7 +604,9 @@ m_resolve(const struct model *m, const struct fib_flow *fl, struct m_answer *a)
 		a->error = -err;
 		return;
 	}
-	if (rt->r.type == FIB_UNICAST && rt->r.nh_count > 1 && (f.input || !f.oif))
+	if (rt->r.type == FIB_UNICAST && rt->r.nh_count > 1 && m->family == AF_INET6)
+		a->path = m_multipath6(m, &f, rt, nh);
+	else if (rt->r.type == FIB_UNICAST && rt->r.nh_count > 1 && (f.input || !f.oif))
 		a->path = m_multipath(m, &f, rt, nh);
 	if (f.input)
 		return;
@@ -1029,7 +1152,9 @@ START_TEST(test_fast_equals_walk)
 			REQUIRE_EQ(da.error, db.error);
 			REQUIRE_EQ(da.type, db.type);
 			REQUIRE_EQ(da.plen, db.plen);
-			REQUIRE_EQ(da.table, db.table);
+			/* a has only the default rules: its local table is
+			 * merged into main, b's is not (fib_has_custom_rules) */
+			REQUIRE_EQ(da.table, db.table == 255 ? 254u : db.table);
 			REQUIRE_EQ(da.path, db.path);
 			REQUIRE_EQ(da.flags, db.flags);
 			REQUIRE_EQ(da.rule, db.rule);
@@ -1215,7 +1340,7 @@ START_TEST(test_source4)
 		{ "12.1.1.1", 0, "10.0.0.5" },  /* no address on the device: another device */
 		{ "10.0.0.1", 0, "10.0.0.1" },  /* local: itself */
 		{ "8.8.8.8", FIB_FLOW_IIF, "-" }, /* input: no source */
-		{ "8.8.8.8", FIB_FLOW_SRC, "7.7.7.7" }, /* from: kept */
+		{ "8.8.8.8", FIB_FLOW_SRC, "10.2.0.1" }, /* from (an address of ours): kept */
 	};
 
 	add_link(fib, 1, "lo", IFF_UP | IFF_LOWER_UP);
@@ -1244,7 +1369,7 @@ START_TEST(test_source4)
 
 		fl.flags = (uint8_t)t[i].flags;
 		fl.iif = 2;
-		inet_pton(AF_INET, "7.7.7.7", &fl.src.v4);
+		inet_pton(AF_INET, t[i].flags & FIB_FLOW_SRC ? t[i].src : "7.7.7.7", &fl.src.v4);
 		ck_assert_int_eq(fib_resolve_rcu(fib, &fl, &d), t[i].flags & FIB_FLOW_IIF ? -EHOSTUNREACH : 0);
 		if (t[i].flags & FIB_FLOW_IIF)
 			continue;
