@@ -55,7 +55,7 @@ check_addr(const struct ctl_addr *a)
 static void
 check_lookup_roundtrip(const struct ctl_cmd *cmd)
 {
-	static char line[64 * 48 + 128];
+	static char line[2 * CTL_LINE_MAX];
 	struct ctl_cmd back;
 	struct ctl_reply r;
 	char a[INET6_ADDRSTRLEN];
@@ -71,15 +71,36 @@ check_lookup_roundtrip(const struct ctl_cmd *cmd)
 		inet_ntop(cmd->src.family, cmd->src.a.b, a, sizeof(a));
 		off += (size_t)snprintf(line + off, sizeof(line) - off, " from %s", a);
 	}
-	off += (size_t)snprintf(line + off, sizeof(line) - off, " tos %u", cmd->tos);
+#define ADD(...) (off += (size_t)snprintf(line + off, off < sizeof(line) ? sizeof(line) - off : 0, __VA_ARGS__))
+	if (cmd->seen & CTL_K_TOS)
+		ADD(" tos %u", cmd->tos);
+	if (cmd->seen & CTL_K_DSCP)
+		ADD(" dscp %u", cmd->tos);
 	if (cmd->iif[0])
-		snprintf(line + off, sizeof(line) - off, " iif %s", cmd->iif);
-	if (strlen(line) >= CTL_LINE_MAX)
+		ADD(" iif %s", cmd->iif);
+	if (cmd->oif[0])
+		ADD(" oif %s", cmd->oif);
+	if (cmd->seen & CTL_K_MARK)
+		ADD(" mark %u", cmd->mark);
+	if (cmd->seen & CTL_K_IPPROTO)
+		ADD(" ipproto %u", cmd->ipproto);
+	if (cmd->seen & CTL_K_SPORT)
+		ADD(" sport %u", cmd->sport);
+	if (cmd->seen & CTL_K_DPORT)
+		ADD(" dport %u", cmd->dport);
+	if (cmd->seen & CTL_K_UID)
+		ADD(" uid %u", cmd->uid);
+	if (cmd->seen & CTL_K_FIBMATCH)
+		ADD(" fibmatch");
+#undef ADD
+	if (off >= CTL_LINE_MAX)
 		return; /* 64 long IPv6 addresses: legal parsed, too long printed */
 	rc = ctl_parse(line, &back, &r);
 	if (rc != 0 || back.op != CTL_LOOKUP || back.naddr != cmd->naddr ||
-	    back.has_src != cmd->has_src || back.tos != cmd->tos ||
-	    strcmp(back.iif, cmd->iif) != 0)
+	    back.has_src != cmd->has_src || back.tos != cmd->tos || back.seen != cmd->seen ||
+	    back.mark != cmd->mark || back.ipproto != cmd->ipproto || back.sport != cmd->sport ||
+	    back.dport != cmd->dport || back.uid != cmd->uid || strcmp(back.iif, cmd->iif) != 0 ||
+	    strcmp(back.oif, cmd->oif) != 0)
 		abort();
 	for (unsigned i = 0; i < cmd->naddr; i++)
 		if (back.addr[i].family != cmd->addr[i].family ||
@@ -101,7 +122,8 @@ check_cmd(const struct ctl_cmd *cmd)
 			check_addr(&cmd->addr[i]);
 		if (cmd->has_src)
 			check_addr(&cmd->src);
-		if (!memchr(cmd->iif, '\0', sizeof(cmd->iif)))
+		if (!memchr(cmd->iif, '\0', sizeof(cmd->iif)) ||
+		    !memchr(cmd->oif, '\0', sizeof(cmd->oif)))
 			abort();
 		check_lookup_roundtrip(cmd);
 		break;
@@ -112,6 +134,7 @@ check_cmd(const struct ctl_cmd *cmd)
 			abort();
 		/* fall through */
 	case CTL_SHOW_TRIE:
+	case CTL_SHOW_RULES:
 		if (cmd->family != 0 && cmd->family != AF_INET && cmd->family != AF_INET6)
 			abort();
 		break;

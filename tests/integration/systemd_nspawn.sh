@@ -191,7 +191,10 @@ prop() { c systemctl show -P "$1" "${2:-fibd}"; }
 
 # --- routes in the container's own network namespace --------------------------
 n() { nsenter -t "$leader" -n "$@"; }
-# A veth pair, not a dummy: some kernels here lack the dummy module.
+# A veth pair, not a dummy: some kernels here lack the dummy module. No
+# IPv6 link-local addresses: they come after DAD, with local routes that
+# fibd (every table) would count after the kernel's count below was taken.
+n sysctl -qw net.ipv6.conf.default.addr_gen_mode=1 || die "addr_gen_mode in the container"
 n ip link add d0 type veth peer name d1 && n ip link set d1 up && n ip link set d0 up &&
 	n ip addr add 192.0.2.1/24 dev d0 && n ip addr add 2001:db8::1/64 dev d0 nodad ||
 	die "a veth pair in the container"
@@ -203,8 +206,14 @@ awk -v v4="$V4" -v v6="$V6" 'BEGIN {
 }' | n ip -batch - || die "loading the routes"
 # every table, as fibd mirrors by default (not multicast and anycast
 # routes: fibd skips them)
-k4=$(n ip -4 -o route show table all | grep -cv '^\(multicast\|anycast\) ')
-k6=$(n ip -6 -o route show table all | grep -cv '^\(multicast\|anycast\) ')
+kcount() { n ip "$1" -o route show table all | grep -cv '^\(multicast\|anycast\) '; }
+# the same count twice, a second apart: nothing the kernel adds later
+k4=$(kcount -4) k6=$(kcount -6)
+for i in 1 2 3 4 5; do
+	sleep 1
+	[ "$(kcount -4)/$(kcount -6)" = "$k4/$k6" ] && break
+	k4=$(kcount -4) k6=$(kcount -6)
+done
 ok "kernel tables in the container: $k4 IPv4, $k6 IPv6 routes"
 
 # --- 1. install ------------------------------------------------------------------
