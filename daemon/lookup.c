@@ -5,10 +5,19 @@
  * Each thread owns its pollfd array, its request and answer buffers and
  * its counters (written by it alone, read relaxed by lookup_stats), so the
  * threads share nothing but the read-only FIB and the listening socket.
- * IPv4 batches use fib_lookup4_batch_rcu (independent lookups overlap
- * their memory accesses), or flow_lookup_batch_rcu when fibd gave us a
- * flow cache (source, tos and iif 0 in the keys); the whole answer is built inside one read-side
- * section, since results point into the FIB only until fib_read_unlock().
+ * Version 1 batches use fib_lookup4_batch_rcu / fib_lookup6_batch_rcu
+ * (independent lookups overlap their memory accesses), or
+ * flow_lookup_batch_rcu when the client asks for the flow cache
+ * (LOOKUP_Q_CACHE) and fibd has one; the whole answer is built inside
+ * one read-side section, since results point into the FIB only until
+ * fib_read_unlock(). The routes' leaves and aliases are prefetched for
+ * the whole batch before any result is written (on a full table they
+ * miss the caches), and next hops go out once per attribute set and
+ * answer (a small direct-mapped table of the sets already written).
+ *
+ * A wakeup answers every request waiting on a readable connection, up to
+ * LOOKUP_DRAIN, one recv and one send each: a pipelining client
+ * (lookup_proto.h) gets several batches answered for one poll.
  *
  * Out of file descriptors (EMFILE, ENFILE), accept() fails while the
  * listener stays readable: every thread would wake and fail at once, in a
@@ -32,7 +41,9 @@
  *
  * Version 2 (lookup_proto.h): lookup_answer dispatches on the version.
  * A batch of flows is checked whole, then resolved with one
- * fib_resolve_batch_rcu in one read-side section. Records are interned
+ * flow_resolve_batch_rcu (fib_resolve_batch_rcu without a cache) in one
+ * read-side section. With LOOKUP2_Q_PLEN the interning key leaves the
+ * prefix out (zero), so the routes of one path set share a record. Records are interned
  * per connection, not per thread or daemon: a connection lives on one
  * thread, so its table (struct lookup_conn, made at its first version 2
  * request, freed with it) needs no lock and no atomics, and ids stay
@@ -79,6 +90,7 @@
 #define LOOKUP_PAUSE_MAX_MS 1000
 #define LOOKUP_REFUSE_BATCH 64  /* clients refused through the spare a call */
 #define LOOKUP2_IDS_MIN 256     /* a connection's first record table */
+#define LOOKUP_DRAIN 16         /* requests of one client answered a wakeup */
 
 #define LOOKUP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define LOOKUP_REQ_BUF LOOKUP_MAX(LOOKUP_REQ_MAX, LOOKUP2_REQ_MAX)
@@ -143,6 +155,14 @@ struct lookup_conn {
 	struct lookup_slot *slots;
 };
 
+/* A version 1 answer's next hops of one attribute set (direct mapped). */
+#define LOOKUP_NHC 64
+struct lookup_nhc {
+	const struct fib_info *info;
+	uint32_t first;
+	uint8_t count, flags;
+};
+
 struct lookup_thread {
 	struct lookup *l;
 	pthread_t tid;
@@ -158,6 +178,7 @@ struct lookup_thread {
 	struct flow_key keys[LOOKUP_BATCH_MAX];
 	struct fib_flow fl[LOOKUP_BATCH_MAX];
 	struct fib_decision dec[LOOKUP_BATCH_MAX];
+	struct lookup_nhc nhc[LOOKUP_NHC];
 	struct lookup_stats st;
 	int64_t beat; /* CLOCK_MONOTONIC seconds of the last poll return */
 	int64_t pause_until; /* ms: the listener is not polled before; 0 none */
@@ -220,11 +241,15 @@ lookup_answer1(struct lookup_thread *t, size_t len)
 	}
 	alen = q->family == AF_INET ? 4 : 16;
 	n = q->count;
-	if (n == 0 || n > LOOKUP_BATCH_MAX || len != sizeof(*q) + n * alen) {
+	if (n == 0 || n > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP_Q_CACHE) ||
+	    len != sizeof(*q) + n * alen) {
 		r->status = EINVAL;
 		return sizeof(*r);
 	}
-	/* Step 2: the batch of lookups, through the flow cache if there is one. */
+	/* Step 2: the batch of lookups, straight to the FIB: a version 1
+	 * lookup is one table's longest match, the fast path that the
+	 * decision cache steps aside for (doc/decisions.md, section 4);
+	 * through the flow cache only when the client asks (LOOKUP_Q_CACHE). */
 	table = q->table ? q->table : t->l->table;
 	nh = (struct lookup_nh *)(res + n);
 	if (q->family == AF_INET)
@@ -237,7 +262,7 @@ lookup_answer1(struct lookup_thread *t, size_t len)
 	fib_read_lock();
 	/* Paired with the release store of lookup_set_cache: the cache is
 	 * fully built before we see it, and not freed before we unlock. */
-	fc = __atomic_load_n(&t->l->cache, __ATOMIC_ACQUIRE);
+	fc = (q->flags & LOOKUP_Q_CACHE) ? __atomic_load_n(&t->l->cache, __ATOMIC_ACQUIRE) : NULL;
 	if (fc) {
 		for (unsigned i = 0; i < n; i++)
 			if (q->family == AF_INET)
@@ -250,10 +275,18 @@ lookup_answer1(struct lookup_thread *t, size_t len)
 	} else {
 		fib_lookup6_batch_rcu(t->l->fib, table, (const uint8_t (*)[16])addr, t->res, n);
 	}
-	/* Step 3: the results and their next hops, still under the read lock. */
+	/* Step 3: the results. The routes' memory first, all at once (a
+	 * full table's leaves and aliases miss the caches; fetched one
+	 * result after the other they would not overlap). */
+	for (unsigned i = 0; i < n; i++) {
+		__builtin_prefetch(t->res[i].alias);
+		__builtin_prefetch(t->res[i].leaf);
+	}
+	memset(t->nhc, 0, sizeof(t->nhc));
 	for (unsigned i = 0; i < n; i++) {
 		struct fib_match m;
 		struct lookup_result *o = &res[i];
+		struct lookup_nhc *c;
 
 		memset(o, 0, sizeof(*o));
 		if (fib_result_get(&t->res[i], &m) != 0)
@@ -263,30 +296,42 @@ lookup_answer1(struct lookup_thread *t, size_t len)
 		o->table = m.table;
 		o->priority = m.info->priority;
 		memcpy(o->prefix, m.prefix.b, 16);
-		o->nh_first = nh_total;
-		for (unsigned k = 0; k < m.info->nh_count; k++) {
-			const struct fib_nh *s = &m.info->nh[k];
-			struct lookup_nh *d = &nh[nh_total];
+		/* Step 4: the next hops, once per answer for each route
+		 * attribute set: results of the same set share their range
+		 * (a table has few sets: its peers). */
+		c = &t->nhc[((uintptr_t)m.info >> 6) % LOOKUP_NHC];
+		if (c->info != m.info) {
+			c->info = m.info;
+			c->first = nh_total;
+			c->count = 0;
+			c->flags = 0;
+			for (unsigned k = 0; k < m.info->nh_count; k++) {
+				const struct fib_nh *s = &m.info->nh[k];
+				struct lookup_nh *d = &nh[nh_total];
 
-			if (k == LOOKUP_NH_MAX) {
-				o->flags |= LOOKUP_R_NH_CUT;
-				break;
+				if (k == LOOKUP_NH_MAX) {
+					c->flags = LOOKUP_R_NH_CUT;
+					break;
+				}
+				d->ifindex = s->ifindex;
+				d->gw_family = s->gw_family;
+				d->flags = s->flags;
+				d->weight = s->weight;
+				memcpy(d->gw, s->gw.b, 16);
+				nh_total++;
+				c->count++;
 			}
-			d->ifindex = s->ifindex;
-			d->gw_family = s->gw_family;
-			d->flags = s->flags;
-			d->weight = s->weight;
-			memcpy(d->gw, s->gw.b, 16);
-			nh_total++;
-			o->nh_count++;
 		}
+		o->nh_first = c->first;
+		o->nh_count = c->count;
+		o->flags = c->flags;
 	}
 	r->generation = fib_generation(t->l->fib);
 	fib_read_unlock();
 	r->count = (uint16_t)n;
 	r->nh_total = nh_total;
 	r->flags = __atomic_load_n(&t->l->ready, __ATOMIC_RELAXED) ? LOOKUP_F_READY : 0;
-	__atomic_fetch_add(&t->st.addresses, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->st.addresses, t->st.addresses + n, __ATOMIC_RELAXED);
 	return sizeof(*r) + n * sizeof(*res) + nh_total * sizeof(*nh);
 }
 
@@ -413,7 +458,7 @@ lookup_conn_room(struct lookup_conn *c, unsigned n)
  * own connection.
  */
 static inline void
-lookup_key_make(struct lookup_key *k, const struct fib_decision *d)
+lookup_key_make(struct lookup_key *k, const struct fib_decision *d, int prefix)
 {
 	static const uint64_t m[7] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
 				       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
@@ -426,11 +471,11 @@ lookup_key_make(struct lookup_key *k, const struct fib_decision *d)
 
 	w[0] = (uintptr_t)fi;
 	w[1] = d->family | (uint64_t)d->type << 8 | (uint64_t)d->error << 16 |
-	       (uint64_t)(fi ? d->plen : 0) << 24 | path << 32 | np << 40 |
+	       (uint64_t)(fi && prefix ? d->plen : 0) << 24 | path << 32 | np << 40 |
 	       (uint64_t)(d->flags & (FIB_D_RULE | FIB_D_SRC | FIB_D_ROUTE)) << 48 |
 	       (uint64_t)(fi ? d->tos : 0) << 56;
 	w[2] = (fi ? d->table : 0) | (uint64_t)(d->flags & FIB_D_RULE ? d->rule : 0) << 32;
-	if (fi) {
+	if (fi && prefix) {
 		memcpy(&w[3], d->prefix.b, 16);
 	} else {
 		w[3] = 0;
@@ -520,8 +565,9 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 	const struct lookup_flow *w = (const struct lookup_flow *)(q + 1);
 	struct lookup_resp2 *r = (struct lookup_resp2 *)t->resp_buf;
 	uint32_t *ids = (uint32_t *)(r + 1);
-	uint8_t *errs, *out;
+	uint8_t *errs, *plens = NULL, *out;
 	uint64_t types[LOOKUP_TYPES] = { 0 }, errors = 0, fresh = 0;
+	int prefix;
 	struct lookup_conn *c;
 	struct flow_cache *fc;
 	uint64_t fgen, pgen;
@@ -543,7 +589,7 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 		return sizeof(*r);
 	}
 	n = q->count;
-	if (n == 0 || n > LOOKUP_BATCH_MAX || q->flags || q->pad ||
+	if (n == 0 || n > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP2_Q_PLEN) || q->pad ||
 	    len != sizeof(*q) + n * sizeof(*w)) {
 		r->status = EINVAL;
 		return sizeof(*r);
@@ -563,6 +609,14 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 	errs = (uint8_t *)(ids + n);
 	out = errs + ((n + 3) & ~3u);
 	memset(errs + n, 0, (size_t)(out - errs) - n);
+	/* LOOKUP2_Q_PLEN: records without the prefix (a table's routes
+	 * then share a few records: their paths), its length per result. */
+	prefix = !(q->flags & LOOKUP2_Q_PLEN);
+	if (!prefix) {
+		plens = out;
+		out = plens + ((n + 3) & ~3u);
+		memset(plens + n, 0, (size_t)(out - plens) - n);
+	}
 
 	/* Step 2: a new epoch if the FIB or the policy changed since the
 	 * records were made (or a change is under way: the generation is
@@ -590,10 +644,12 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 		struct lookup_slot *sl;
 		unsigned h;
 
-		lookup_key_make(&k, d);
+		lookup_key_make(&k, d, prefix);
 		types[d->type < LOOKUP_TYPES ? d->type : 0]++;
 		errors += d->error != 0;
 		errs[i] = d->error;
+		if (plens)
+			plens[i] = (d->flags & FIB_D_ROUTE) ? d->plen : 0;
 		for (h = k.hash & mask;; h = (h + 1) & mask) {
 			sl = &c->slots[h];
 			if (sl->epoch != c->epoch || lookup_key_eq(&c->keys[sl->id - 1], &k))
@@ -615,6 +671,8 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 	r->epoch = c->epoch;
 	r->nrec = (uint32_t)fresh;
 	r->flags = __atomic_load_n(&t->l->ready, __ATOMIC_RELAXED) ? LOOKUP_F_READY : 0;
+	if (plens)
+		r->flags |= LOOKUP_F_PLEN;
 
 	/* Step 4: the counters, once a batch (this thread writes them alone). */
 	for (unsigned k = 0; k < LOOKUP_TYPES; k++)
@@ -790,6 +848,50 @@ lookup_accept(struct lookup_thread *t, int64_t now)
 	__atomic_fetch_add(&t->st.clients, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Answer what client pfd[i] sent: every request waiting in its socket,
+ * up to LOOKUP_DRAIN a wakeup (a pipelining client gets them all
+ * answered for one poll; the bound keeps the thread's other clients
+ * served). -1: drop the client (closed, an error, or its socket is full:
+ * it sent requests without reading their answers, and the thread will
+ * not wait for it).
+ */
+static int
+lookup_serve(struct lookup_thread *t, unsigned i, int64_t now)
+{
+	int fd = t->pfd[i].fd;
+	unsigned reqs = 0;
+	int rc = 0;
+
+	for (unsigned k = 0; k < LOOKUP_DRAIN; k++) {
+		ssize_t len, out;
+
+		len = recv(fd, t->req_buf, sizeof(t->req_buf), MSG_DONTWAIT);
+		if (len < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (len <= 0) {
+			rc = -1;
+			break;
+		}
+		out = (ssize_t)lookup_answer(t, &t->conn[i - 2], (size_t)len);
+		reqs++;
+		/* counted before the answer leaves: a client that has it sees
+		 * it counted (this thread writes its counters alone) */
+		__atomic_store_n(&t->st.requests, t->st.requests + 1, __ATOMIC_RELAXED);
+		if (((struct lookup_resp *)t->resp_buf)->status)
+			__atomic_store_n(&t->st.errors, t->st.errors + 1, __ATOMIC_RELAXED);
+		if (send(fd, t->resp_buf, (size_t)out, MSG_DONTWAIT | MSG_NOSIGNAL) != out) {
+			if (errno == EAGAIN)
+				__atomic_store_n(&t->st.dropped, t->st.dropped + 1, __ATOMIC_RELAXED);
+			rc = -1;
+			break;
+		}
+	}
+	if (reqs)
+		t->last[i - 2] = now; /* a request: alive */
+	return rc;
+}
+
 static void *
 lookup_thread_main(void *arg)
 {
@@ -833,29 +935,9 @@ lookup_thread_main(void *arg)
 			break;
 		if ((t->pfd[0].revents & POLLIN) && listen)
 			lookup_accept(t, now);
-		for (unsigned i = 2; i < 2 + t->nclients; i++) {
-			ssize_t len, out;
-
-			if (!t->pfd[i].revents)
-				continue;
-			len = recv(t->pfd[i].fd, t->req_buf, sizeof(t->req_buf), MSG_DONTWAIT);
-			if (len < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (len <= 0) {
+		for (unsigned i = 2; i < 2 + t->nclients; i++)
+			if (t->pfd[i].revents && lookup_serve(t, i, now) < 0)
 				lookup_drop(t, i--);
-				continue;
-			}
-			t->last[i - 2] = now; /* a request: alive */
-			out = (ssize_t)lookup_answer(t, &t->conn[i - 2], (size_t)len);
-			__atomic_fetch_add(&t->st.requests, 1, __ATOMIC_RELAXED);
-			if (((struct lookup_resp *)t->resp_buf)->status)
-				__atomic_fetch_add(&t->st.errors, 1, __ATOMIC_RELAXED);
-			if (send(t->pfd[i].fd, t->resp_buf, (size_t)out, MSG_DONTWAIT | MSG_NOSIGNAL) != out) {
-				if (errno == EAGAIN)
-					__atomic_fetch_add(&t->st.dropped, 1, __ATOMIC_RELAXED);
-				lookup_drop(t, i--);
-			}
-		}
 	}
 	fib_thread_offline();
 	return NULL;

@@ -14,7 +14,8 @@
  *
  *   listen fd ──accept──> thread k: poll(listen, efd, clients...)
  *                              recv -> fib_lookup{4,6}_batch_rcu -> send
- *                                      (or flow_lookup_batch_rcu)
+ *                                      (flow_lookup_batch_rcu: LOOKUP_Q_CACHE)
+ *                                      every waiting request, per wakeup
  *                                   v2: fib_resolve_batch_rcu -> record ids
  *                                       + records new to the connection
  */

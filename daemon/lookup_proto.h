@@ -18,13 +18,25 @@
  * count is 1..LOOKUP_BATCH_MAX (256). A result with type 0 is "no match".
  * Next hops of every result follow the results; a route has at most
  * LOOKUP_NH_MAX paths in an answer (more are cut, LOOKUP_R_NH_CUT set).
+ * Results of routes with the same paths share their next hops (the same
+ * nh_first and nh_count): an answer carries each set once, so that a
+ * full table's answer is its results and a few next hops.
  * status is 0 or a positive errno (EINVAL: malformed request,
  * EPROTONOSUPPORT: wrong magic or version, EAFNOSUPPORT: bad family).
  * LOOKUP_F_READY in flags says the first full dump is in the FIB; before
  * that answers come from a partial FIB.
  *
  * Served by the daemon's lookup threads (RCU readers): one request costs
- * one recv, a batched trie lookup (fib_lookup4_batch_rcu) and one send.
+ * one recv, a batched lookup (fib_lookup4_batch_rcu; through the flow
+ * cache with LOOKUP_Q_CACHE) and one send.
+ *
+ * Pipelining: a client may send up to LOOKUP_INFLIGHT_MAX requests of
+ * either version before it reads their answers, which come in order,
+ * each with its request's id (lookup_client_send / lookup_client_recv,
+ * lookup2_send / lookup2_recv). The server answers every request waiting
+ * on a connection when it wakes (at most 16 a turn, then its other
+ * clients), so one wakeup serves many; a client whose unread answers
+ * fill its socket is disconnected.
  *
  * Version 2: flows in, decisions by reference out (doc/decisions.md,
  * section 6). The version field sits at the same offset in both headers,
@@ -60,7 +72,10 @@
  * generation moved since the last request (a record names a route's
  * interned attributes, which a change may free and reuse), or when the
  * connection has LOOKUP2_IDS_MAX records: a client that sees a new epoch
- * drops every record it holds. Ids never exceed LOOKUP2_IDS_MAX, so a
+ * drops every record it holds. With LOOKUP2_Q_PLEN records leave the
+ * prefix out, so a full table's answers use a few records (its path
+ * sets) and a result costs 4 bytes of id, 1 of error, 1 of prefix
+ * length. Ids never exceed LOOKUP2_IDS_MAX, so a
  * client keeps its records in an array indexed by id. The records of a
  * connection are only known to a map that read every version 2 answer
  * on it: one map per connection, and no answer read past it.
@@ -92,15 +107,28 @@
 #define LOOKUP_BATCH_MAX 256
 #define LOOKUP_NH_MAX 16
 #define LOOKUP_SOCKET "/run/fibd/lookup.sock"
+/* Requests a client may have sent without reading their answers: the
+ * server answers all that wait, in order, and drops a client whose
+ * socket is full of answers it did not read. */
+#define LOOKUP_INFLIGHT_MAX 8
 
 #define LOOKUP_F_READY 0x1  /* answer flags */
+#define LOOKUP_F_PLEN 0x2   /* version 2: count prefix lengths follow the errors */
 #define LOOKUP_R_NH_CUT 0x1 /* result flags: more paths than LOOKUP_NH_MAX */
+
+/*
+ * lookup_req.flags. LOOKUP_Q_CACHE: through fibd's flow cache (when it
+ * has one) rather than straight to the FIB's batch lookup, which is
+ * faster for any mix of addresses on a table the FIB compiles; a client
+ * asking the same few addresses again and again may gain from it.
+ */
+#define LOOKUP_Q_CACHE 0x01
 
 struct lookup_req {
 	uint32_t magic;   /* LOOKUP_MAGIC */
 	uint16_t version; /* LOOKUP_VERSION */
 	uint8_t family;   /* AF_INET or AF_INET6 */
-	uint8_t flags;    /* 0 */
+	uint8_t flags;    /* LOOKUP_Q_*, else 0 */
 	uint32_t table;   /* 0: the daemon's first listed table (main with all) */
 	uint32_t id;      /* echoed in the answer */
 	uint16_t count;   /* 1..LOOKUP_BATCH_MAX */
@@ -172,22 +200,17 @@ lookup_client_connect(const char *path)
 }
 
 /*
- * One batch: n (1..256) addresses of one family (4 or 16 bytes each, packed,
- * network order) in table (0: default). buf (LOOKUP_RESP_MAX bytes, aligned
- * for uint64_t) receives the answer; *resp, *res and *nh point into it.
- * Returns 0, -errno for a socket error, or -status of the daemon.
+ * Send one version 1 request: n (1..256) addresses of one family (4 or
+ * 16 bytes each, packed, network order) in table (0: default), flags
+ * LOOKUP_Q_* (0: straight to the FIB), id echoed in the answer. At most LOOKUP_INFLIGHT_MAX in flight. 0 or -errno.
  */
 static inline int
-lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsigned n,
-		    void *buf, const struct lookup_resp **resp,
-		    const struct lookup_result **res, const struct lookup_nh **nh)
+lookup_client_send(int fd, int family, uint32_t table, unsigned flags, const void *addrs,
+		   unsigned n, uint32_t id)
 {
 	struct lookup_req req;
 	struct iovec iov[2];
 	struct msghdr mh;
-	size_t alen = family == AF_INET6 ? 16 : 4;
-	const struct lookup_resp *r = (const struct lookup_resp *)buf;
-	ssize_t got;
 
 	if (n == 0 || n > LOOKUP_BATCH_MAX)
 		return -EINVAL;
@@ -195,18 +218,35 @@ lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsig
 	req.magic = LOOKUP_MAGIC;
 	req.version = LOOKUP_VERSION;
 	req.family = (uint8_t)family;
+	req.flags = (uint8_t)flags;
 	req.table = table;
+	req.id = id;
 	req.count = (uint16_t)n;
 	iov[0].iov_base = &req;
 	iov[0].iov_len = sizeof(req);
 	iov[1].iov_base = (void *)addrs;
-	iov[1].iov_len = n * alen;
+	iov[1].iov_len = n * (family == AF_INET6 ? 16 : 4);
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = 2;
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
 		return -errno;
-	got = recv(fd, buf, LOOKUP_RESP_MAX, 0);
+	return 0;
+}
+
+/*
+ * Read the next version 1 answer, to a request of n addresses, into buf
+ * (LOOKUP_RESP_MAX bytes, aligned for uint64_t); *resp, *res and *nh
+ * point into it. Returns 0, -errno for a socket error, -EPROTO, or
+ * -status of the daemon.
+ */
+static inline int
+lookup_client_recv(int fd, unsigned n, void *buf, const struct lookup_resp **resp,
+		   const struct lookup_result **res, const struct lookup_nh **nh)
+{
+	const struct lookup_resp *r = (const struct lookup_resp *)buf;
+	ssize_t got = recv(fd, buf, LOOKUP_RESP_MAX, 0);
+
 	if (got < 0)
 		return -errno;
 	if ((size_t)got < sizeof(*r) || r->magic != LOOKUP_MAGIC)
@@ -222,6 +262,20 @@ lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsig
 	return 0;
 }
 
+/*
+ * One batch: lookup_client_send, then lookup_client_recv. Results of
+ * routes that share their paths may share their next hops (the same
+ * nh_first and nh_count).
+ */
+static inline int
+lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsigned n,
+		    void *buf, const struct lookup_resp **resp,
+		    const struct lookup_result **res, const struct lookup_nh **nh)
+{
+	int rc = lookup_client_send(fd, family, table, 0, addrs, n, 0);
+
+	return rc < 0 ? rc : lookup_client_recv(fd, n, buf, resp, res, nh);
+}
 
 /* Version 2. */
 
@@ -242,11 +296,22 @@ lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsig
 #define LOOKUP_D_ROUTE 0x04 /* a route matched: prefix, plen, table, paths */
 #define LOOKUP_D_CUT 0x80   /* more than LOOKUP_NH_MAX paths: the list is cut */
 
+/*
+ * lookup_req2.flags. LOOKUP2_Q_PLEN: records leave out the matched
+ * prefix (plen and prefix 0), so that the routes of one set of paths
+ * share one record (a full table has a few hundred thousand prefixes but
+ * a few hundred path sets: without it nearly every answer carries new
+ * records); the answer carries each result's prefix length instead
+ * (LOOKUP_F_PLEN, lookup2_map.plen): the prefix is the destination cut
+ * to it.
+ */
+#define LOOKUP2_Q_PLEN 0x01
+
 struct lookup_req2 {
 	uint32_t magic;   /* LOOKUP_MAGIC */
 	uint16_t version; /* LOOKUP_VERSION2 */
 	uint8_t family;   /* AF_INET or AF_INET6: every flow's */
-	uint8_t flags;    /* 0 */
+	uint8_t flags;    /* LOOKUP2_Q_*, else 0 */
 	uint16_t count;   /* 1..LOOKUP_BATCH_MAX flows follow */
 	uint16_t pad;     /* 0 */
 	uint32_t id;      /* echoed in the answer */
@@ -312,7 +377,7 @@ lookup_rec_paths(const struct lookup_rec *rec)
 
 #define LOOKUP2_REQ_MAX (sizeof(struct lookup_req2) + LOOKUP_BATCH_MAX * sizeof(struct lookup_flow))
 #define LOOKUP2_RESP_MAX                                                     \
-	(sizeof(struct lookup_resp2) + LOOKUP_BATCH_MAX * (4 + 1) +            \
+	(sizeof(struct lookup_resp2) + LOOKUP_BATCH_MAX * (4 + 1 + 1) +        \
 	 LOOKUP_BATCH_MAX * (sizeof(struct lookup_rec) + LOOKUP_NH_MAX * sizeof(struct lookup_nh)))
 
 /* A record as the client keeps it: the decision and its paths. */
@@ -329,6 +394,7 @@ struct lookup2_map {
 	uint64_t *buf;    /* LOOKUP2_RESP_MAX bytes */
 	uint32_t resets;  /* epochs seen change (records dropped) */
 	uint32_t records; /* records received, total */
+	uint8_t plen[LOOKUP_BATCH_MAX]; /* of the last answer, with LOOKUP_F_PLEN */
 };
 
 /* Context: owner (of m). lookup2_map_init returns 0 or -ENOMEM. */
@@ -411,6 +477,8 @@ lookup2_parse(struct lookup2_map *m, size_t got, unsigned n, uint32_t *ids, uint
 
 	if (got < sizeof(*r) || r->magic != LOOKUP_MAGIC)
 		return -EPROTO;
+	if (r->flags & LOOKUP_F_PLEN)
+		head += (n + 3) & ~3u;
 	if (r->status)
 		return -(int)r->status;
 	if (r->version != LOOKUP_VERSION2 || r->count != n || got < head || r->epoch == 0 ||
@@ -427,10 +495,62 @@ lookup2_parse(struct lookup2_map *m, size_t got, unsigned n, uint32_t *ids, uint
 		return rc;
 	memcpy(ids, p + sizeof(*r), n * 4);
 	memcpy(errs, p + sizeof(*r) + n * 4, n);
+	if (r->flags & LOOKUP_F_PLEN)
+		memcpy(m->plen, p + sizeof(*r) + n * 4 + ((n + 3) & ~3u), n);
 	for (unsigned i = 0; i < n; i++)
 		if (!lookup2_record(m, ids[i]))
 			return -EPROTO;
 	return 0;
+}
+
+/*
+ * Send one version 2 request: n (1..256) flows of family, flags
+ * LOOKUP2_Q_* (0: records with their prefix), id echoed in the answer.
+ * Several may be in flight (sent before their answers are read, which
+ * come in order): at most LOOKUP_INFLIGHT_MAX. 0 or -errno.
+ */
+static inline int
+lookup2_send(int fd, int family, unsigned flags, const struct lookup_flow *flows, unsigned n,
+	     uint32_t id)
+{
+	struct lookup_req2 req;
+	struct iovec iov[2];
+	struct msghdr mh;
+
+	if (n == 0 || n > LOOKUP_BATCH_MAX)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.magic = LOOKUP_MAGIC;
+	req.version = LOOKUP_VERSION2;
+	req.family = (uint8_t)family;
+	req.flags = (uint8_t)flags;
+	req.count = (uint16_t)n;
+	req.id = id;
+	iov[0].iov_base = &req;
+	iov[0].iov_len = sizeof(req);
+	iov[1].iov_base = (void *)flows;
+	iov[1].iov_len = n * sizeof(*flows);
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Read the next version 2 answer, to a request of n flows: as
+ * lookup2_query's return. The answer's id is
+ * ((struct lookup_resp2 *)m->buf)->id.
+ */
+static inline int
+lookup2_recv(int fd, unsigned n, uint32_t *ids, uint8_t *errs, struct lookup2_map *m)
+{
+	ssize_t got = recv(fd, m->buf, LOOKUP2_RESP_MAX, 0);
+
+	if (got < 0)
+		return -errno;
+	return lookup2_parse(m, (size_t)got, n, ids, errs);
 }
 
 /*
@@ -445,31 +565,9 @@ static inline int
 lookup2_query(int fd, int family, const struct lookup_flow *flows, unsigned n, uint32_t *ids,
 	      uint8_t *errs, struct lookup2_map *m)
 {
-	struct lookup_req2 req;
-	struct iovec iov[2];
-	struct msghdr mh;
-	ssize_t got;
+	int rc = lookup2_send(fd, family, 0, flows, n, 0);
 
-	if (n == 0 || n > LOOKUP_BATCH_MAX)
-		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.magic = LOOKUP_MAGIC;
-	req.version = LOOKUP_VERSION2;
-	req.family = (uint8_t)family;
-	req.count = (uint16_t)n;
-	iov[0].iov_base = &req;
-	iov[0].iov_len = sizeof(req);
-	iov[1].iov_base = (void *)flows;
-	iov[1].iov_len = n * sizeof(*flows);
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-		return -errno;
-	got = recv(fd, m->buf, LOOKUP2_RESP_MAX, 0);
-	if (got < 0)
-		return -errno;
-	return lookup2_parse(m, (size_t)got, n, ids, errs);
+	return rc < 0 ? rc : lookup2_recv(fd, n, ids, errs, m);
 }
 
 #endif

@@ -2,8 +2,10 @@
 /*
  * DOC: fibl, an example client of fibd's batch lookup service
  *
- *   fibl [-s SOCKET] ADDR...          answers as `fibctl lookup` prints them
- *   fibl [-s SOCKET] -                addresses from stdin, 256 a request
+ *   fibl [-s SOCKET] [--cache] ADDR... answers as `fibctl lookup` prints them
+ *   fibl [-s SOCKET] [--cache] -      addresses from stdin, 256 a request
+ *                                     (--cache: through fibd's flow cache,
+ *                                     LOOKUP_Q_CACHE)
  *   fibl [-s SOCKET] --flows FILE|-   version 2: one flow a line, as
  *                                     `ip route get` takes it:
  *       DST [from SRC] [iif DEV] [oif DEV] [mark N] [uid N] [tos N | dscp N]
@@ -13,13 +15,20 @@
  *       DST error E                   (no route: E is ENETUNREACH, ...)
  *   fibl [-s SOCKET] --flows random N [-6]
  *                                     the same for N random flows
- *   fibl [-s SOCKET] --bench SECONDS [-6] [--v1 | --v2] [FILE]
- *                                     lookups/s from this one client, batches
- *                                     of 256 addresses: random, or cycling
- *                                     through the addresses in FILE; version
- *                                     1, then version 2 (flows to the same
- *                                     addresses, random ports, TCP), each a
- *                                     JSON line with p50/p99 per batch (us)
+ *   fibl [-s SOCKET] --bench SECONDS [-6] [--v1 | --v2] [--prefix]
+ *        [--inflight K] [--clients N] [FILE]
+ *                                     lookups/s, batches of 256 addresses:
+ *                                     random, or cycling through the
+ *                                     addresses in FILE; version 1, then
+ *                                     version 2 (flows to the same
+ *                                     addresses, random ports, TCP; records
+ *                                     without their prefix, LOOKUP2_Q_PLEN,
+ *                                     unless --prefix), each a JSON line
+ *                                     with p50/p99 per batch (us, from its
+ *                                     send to its answer); K requests in
+ *                                     flight per client (1..8, default 1),
+ *                                     N clients (threads, a connection
+ *                                     each; default 1)
  *
  * Everything it needs is in lookup_proto.h (header-only; installed as
  * <fib/lookup_proto.h>, daemon/lookup_proto.h in the tree): connect,
@@ -34,6 +43,7 @@
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -83,6 +93,8 @@ fibl_print(int family, const uint8_t *addr, const struct lookup_result *r,
 	putchar('\n');
 }
 
+static unsigned fibl_qflags; /* --cache: LOOKUP_Q_CACHE */
+
 /* Query a batch of one family and print it. */
 static int
 fibl_batch(int fd, int family, uint8_t (*addrs)[16], unsigned n, void *buf)
@@ -98,7 +110,9 @@ fibl_batch(int fd, int family, uint8_t (*addrs)[16], unsigned n, void *buf)
 		return 0;
 	for (unsigned i = 0; i < n; i++)
 		memcpy(packed + i * alen, addrs[i], alen);
-	rc = lookup_client_query(fd, family, 0, packed, n, buf, &resp, &res, &nh);
+	rc = lookup_client_send(fd, family, 0, fibl_qflags, packed, n, 0);
+	if (rc == 0)
+		rc = lookup_client_recv(fd, n, buf, &resp, &res, &nh);
 	if (rc < 0) {
 		fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
 		return rc;
@@ -404,26 +418,124 @@ fibl_bench_addrs(int family, const char *file, size_t *np)
 	return addrs;
 }
 
+/* What one benchmark client does, and what it measured. */
+struct fibl_bench {
+	const char *path;
+	int version, family, inflight;
+	unsigned flags; /* version 2 request flags */
+	double seconds;
+	const uint8_t *addrs;
+	const struct lookup_flow *flows;
+	size_t n, first; /* cycle through addrs from first */
+	double *lat;     /* round trip of each batch (s) */
+	size_t nlat, maxlat;
+	uint64_t lookups, matched;
+	double t;
+	uint32_t records, epochs;
+	int rc;
+};
+
 /*
- * SECONDS of batches of one version, cycling through addrs; one JSON line
- * with the rate and the batch round trip's p50/p99 (one clock read per
- * batch; the samples are kept, up to 2^22 batches).
+ * One client: batches of 256 cycling through the addresses, inflight
+ * requests sent before their answers are read (each answer read is
+ * followed by the next request); the round trip of each batch, from its
+ * send to its answer (one clock read per batch).
  */
-static int
-fibl_bench_run(int fd, int version, double seconds, int family, const uint8_t *addrs, size_t n,
-	       void *buf)
+static void *
+fibl_bench_client(void *arg)
 {
-	size_t alen = family == AF_INET6 ? 16 : 4, off = 0, nlat = 0, maxlat = 1 << 22;
-	double *lat = malloc(maxlat * sizeof(*lat));
-	struct lookup_flow *flows = NULL;
+	struct fibl_bench *b = arg;
+	size_t alen = b->family == AF_INET6 ? 16 : 4, off = b->first % b->n;
+	static _Thread_local uint64_t buf[LOOKUP_RESP_MAX / 8 + 1];
+	double sent[LOOKUP_INFLIGHT_MAX], t0, now;
 	struct lookup2_map m;
-	uint64_t lookups = 0, matched = 0, x = 2463534242ull;
 	uint32_t ids[LOOKUP_BATCH_MAX];
 	uint8_t errs[LOOKUP_BATCH_MAX];
-	double t0, t, prev;
+	unsigned head = 0, out = 0;
+	int fd, rc = 0, stop = 0;
 
-	if (!lat || (version == 2 && lookup2_map_init(&m) < 0))
-		return 1;
+	b->rc = 1;
+	fd = lookup_client_connect(b->path);
+	if (fd < 0) {
+		fprintf(stderr, "fibl: %s: %s\n", b->path ? b->path : LOOKUP_SOCKET, strerror(-fd));
+		return NULL;
+	}
+	if (b->version == 2 && lookup2_map_init(&m) < 0)
+		return NULL;
+	t0 = fibl_now();
+	for (;;) {
+		const struct lookup_resp *resp;
+		const struct lookup_result *res;
+		const struct lookup_nh *nh;
+
+		/* Fill the pipe, then one answer for one request. */
+		while (!stop && out < (unsigned)b->inflight) {
+			if (off + LOOKUP_BATCH_MAX > b->n)
+				off = 0;
+			if (b->version == 1)
+				rc = lookup_client_send(fd, b->family, 0, 0, b->addrs + off * alen,
+							LOOKUP_BATCH_MAX, (uint32_t)off);
+			else
+				rc = lookup2_send(fd, b->family, b->flags, b->flows + off,
+						  LOOKUP_BATCH_MAX, (uint32_t)off);
+			if (rc < 0)
+				goto fail;
+			sent[(head + out) % LOOKUP_INFLIGHT_MAX] = fibl_now();
+			out++;
+			off += LOOKUP_BATCH_MAX;
+		}
+		if (!out)
+			break;
+		if (b->version == 1)
+			rc = lookup_client_recv(fd, LOOKUP_BATCH_MAX, buf, &resp, &res, &nh);
+		else
+			rc = lookup2_recv(fd, LOOKUP_BATCH_MAX, ids, errs, &m);
+		if (rc < 0)
+			goto fail;
+		now = fibl_now();
+		for (unsigned i = 0; i < LOOKUP_BATCH_MAX; i++)
+			b->matched += b->version == 1 ? res[i].type != 0 : errs[i] == 0;
+		b->lookups += LOOKUP_BATCH_MAX;
+		if (b->nlat < b->maxlat)
+			b->lat[b->nlat++] = now - sent[head];
+		head = (head + 1) % LOOKUP_INFLIGHT_MAX;
+		out--;
+		if (!stop && now - t0 >= b->seconds) {
+			stop = 1;
+			b->t = now - t0;
+		}
+	}
+	if (b->version == 2) {
+		b->records = m.records;
+		b->epochs = m.resets + 1;
+		lookup2_map_free(&m);
+	}
+	close(fd);
+	b->rc = 0;
+	return NULL;
+fail:
+	fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
+	close(fd);
+	return NULL;
+}
+
+/*
+ * SECONDS of batches of one version from nclients clients (threads, one
+ * connection each, each starting at its own place in addrs); one JSON
+ * line: the rate of all, the p50/p99 round trip of a batch over all.
+ */
+static int
+fibl_bench_run(const char *path, int version, unsigned flags, double seconds, int family,
+	       const uint8_t *addrs, size_t n, int inflight, int nclients)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4, maxlat = 1 << 20, nlat = 0;
+	struct fibl_bench b[64];
+	pthread_t tid[64];
+	struct lookup_flow *flows = NULL;
+	uint64_t lookups = 0, matched = 0, records = 0, epochs = 0, x = 2463534242ull;
+	double t = 0, *lat;
+	int rc = 0;
+
 	if (version == 2) {
 		/* the flows are built before the clock starts, as the v1 batches */
 		flows = calloc(n, sizeof(*flows));
@@ -437,56 +549,65 @@ fibl_bench_run(int fd, int version, double seconds, int family, const uint8_t *a
 			flows[i].dport = (uint16_t)(x >> 16);
 		}
 	}
-	t0 = prev = fibl_now();
-	do {
-		for (int k = 0; k < 64; k++) {
-			const struct lookup_resp *resp;
-			const struct lookup_result *res;
-			const struct lookup_nh *nh;
-			double now;
-			int rc;
-
-			if (off + LOOKUP_BATCH_MAX > n)
-				off = 0;
-			if (version == 1)
-				rc = lookup_client_query(fd, family, 0, addrs + off * alen,
-							 LOOKUP_BATCH_MAX, buf, &resp, &res, &nh);
-			else
-				rc = lookup2_query(fd, family, flows + off, LOOKUP_BATCH_MAX, ids, errs,
-						   &m);
-			if (rc < 0) {
-				fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
-				return 1;
-			}
-			for (unsigned i = 0; i < LOOKUP_BATCH_MAX; i++)
-				matched += version == 1 ? res[i].type != 0 : errs[i] == 0;
-			off += LOOKUP_BATCH_MAX;
-			lookups += LOOKUP_BATCH_MAX;
-			now = fibl_now();
-			if (nlat < maxlat)
-				lat[nlat++] = now - prev;
-			prev = now;
-		}
-		t = fibl_now() - t0;
-	} while (t < seconds);
+	for (int c = 0; c < nclients; c++) {
+		memset(&b[c], 0, sizeof(b[c]));
+		b[c].path = path;
+		b[c].version = version;
+		b[c].flags = flags;
+		b[c].family = family;
+		b[c].inflight = inflight;
+		b[c].seconds = seconds;
+		b[c].addrs = addrs;
+		b[c].flows = flows;
+		b[c].n = n;
+		b[c].first = n / (size_t)nclients * (size_t)c;
+		b[c].maxlat = maxlat;
+		b[c].lat = malloc(maxlat * sizeof(double));
+		if (!b[c].lat || pthread_create(&tid[c], NULL, fibl_bench_client, &b[c]))
+			return 1;
+	}
+	lat = malloc((size_t)nclients * maxlat * sizeof(double));
+	for (int c = 0; c < nclients; c++) {
+		pthread_join(tid[c], NULL);
+		rc |= b[c].rc;
+		lookups += b[c].lookups;
+		matched += b[c].matched;
+		records += b[c].records;
+		epochs += b[c].epochs;
+		/* the clients ran side by side: the rate is the sum of theirs */
+		if (b[c].t > 0)
+			t += b[c].lookups / b[c].t;
+		if (lat)
+			memcpy(lat + nlat, b[c].lat, b[c].nlat * sizeof(double));
+		nlat += b[c].nlat;
+		free(b[c].lat);
+	}
+	if (rc || !lat || !nlat) {
+		free(lat);
+		free(flows);
+		return 1;
+	}
 	qsort(lat, nlat, sizeof(*lat), fibl_cmp_double);
-	printf("{\"version\": %d, \"lookups\": %llu, \"seconds\": %.3f, \"mlps\": %.3f, "
-	       "\"batch\": %d, \"matched\": %llu, \"p50_us\": %.1f, \"p99_us\": %.1f",
-	       version, (unsigned long long)lookups, t, (double)lookups / t * 1e-6,
+	printf("{\"version\": %d, \"clients\": %d, \"inflight\": %d, \"lookups\": %llu, "
+	       "\"seconds\": %.3f, \"mlps\": %.3f, \"batch\": %d, \"matched\": %llu, "
+	       "\"p50_us\": %.1f, \"p99_us\": %.1f",
+	       version, nclients, inflight, (unsigned long long)lookups, seconds, t * 1e-6,
 	       LOOKUP_BATCH_MAX, (unsigned long long)matched, lat[nlat / 2] * 1e6,
 	       lat[nlat * 99 / 100] * 1e6);
-	if (version == 2) {
-		printf(", \"records\": %u, \"epochs\": %u", m.records, m.resets + 1);
-		lookup2_map_free(&m);
-	}
+	if (version == 2)
+		printf(", \"plen\": %s, \"records\": %llu, \"epochs\": %llu",
+		       flags & LOOKUP2_Q_PLEN ? "true" : "false", (unsigned long long)records,
+		       (unsigned long long)epochs);
 	printf("}\n");
-	free(flows);
+	fflush(stdout);
 	free(lat);
+	free(flows);
 	return 0;
 }
 
 static int
-fibl_bench(int fd, double seconds, int family, int versions, const char *file, void *buf)
+fibl_bench(const char *path, double seconds, int family, int versions, const char *file,
+	   int inflight, int nclients, unsigned flags)
 {
 	size_t n;
 	uint8_t *addrs = fibl_bench_addrs(family, file, &n);
@@ -500,7 +621,8 @@ fibl_bench(int fd, double seconds, int family, int versions, const char *file, v
 	}
 	for (int v = 1; v <= 2 && !rc; v++)
 		if (versions & v)
-			rc = fibl_bench_run(fd, v, seconds, family, addrs, n, buf);
+			rc = fibl_bench_run(path, v, flags, seconds, family, addrs, n, inflight,
+					    nclients);
 	free(addrs);
 	return rc;
 }
@@ -520,8 +642,9 @@ main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: fibl [-s SOCKET] ADDR... | - | --flows FILE|-|random N [-6]\n"
-				"       | --bench SECONDS [-6] [--v1|--v2] [FILE]\n");
+		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | - | --flows FILE|-|random N [-6]\n"
+				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix] [--inflight K]\n"
+				"         [--clients N] [FILE]\n");
 		return 2;
 	}
 	fd = lookup_client_connect(path);
@@ -531,8 +654,10 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(argv[i], "--bench")) {
 		double secs = i + 1 < argc ? atof(argv[i + 1]) : 1.0;
-		int versions = 3;
+		int versions = 3, inflight = 1, clients = 1;
+		unsigned flags = LOOKUP2_Q_PLEN;
 
+		close(fd); /* each client connects on its own */
 		for (i += 2; i < argc && argv[i][0] == '-' && argv[i][1]; i++)
 			if (!strcmp(argv[i], "-6"))
 				family = AF_INET6;
@@ -540,7 +665,21 @@ main(int argc, char **argv)
 				versions = 1;
 			else if (!strcmp(argv[i], "--v2"))
 				versions = 2;
-		return fibl_bench(fd, secs, family, versions, i < argc ? argv[i] : NULL, buf);
+			else if (!strcmp(argv[i], "--prefix"))
+				flags &= ~LOOKUP2_Q_PLEN;
+			else if (!strcmp(argv[i], "--inflight") && i + 1 < argc)
+				inflight = atoi(argv[++i]);
+			else if (!strcmp(argv[i], "--clients") && i + 1 < argc)
+				clients = atoi(argv[++i]);
+			else
+				break;
+		if (inflight < 1 || inflight > LOOKUP_INFLIGHT_MAX || clients < 1 || clients > 64) {
+			fprintf(stderr, "fibl: --inflight 1..%d, --clients 1..64\n",
+				LOOKUP_INFLIGHT_MAX);
+			return 2;
+		}
+		return fibl_bench(path, secs, family, versions, i < argc ? argv[i] : NULL, inflight,
+				  clients, flags);
 	}
 	if (!strcmp(argv[i], "--flows")) {
 		const char *src = i + 1 < argc ? argv[i + 1] : "-";
@@ -553,6 +692,11 @@ main(int argc, char **argv)
 				family = AF_INET6;
 		}
 		return fibl_flows(fd, src, nrand, family);
+	}
+	if (!strcmp(argv[i], "--cache")) {
+		fibl_qflags = LOOKUP_Q_CACHE;
+		if (++i >= argc)
+			return 2;
 	}
 	int from_stdin = !strcmp(argv[i], "-");
 

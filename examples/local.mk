@@ -3,3 +3,4 @@
 # its benchmark mode. Built, not installed.
 noinst_PROGRAMS += examples/fibl
 examples_fibl_SOURCES = examples/fibl.c
+examples_fibl_LDADD = -lpthread

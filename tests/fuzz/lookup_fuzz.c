@@ -185,7 +185,7 @@ model2_status(const struct lookup_req2 *q, size_t len)
 		return EINVAL;
 	if (q->family != AF_INET && q->family != AF_INET6)
 		return EAFNOSUPPORT;
-	if (q->count < 1 || q->count > LOOKUP_BATCH_MAX || q->flags || q->pad ||
+	if (q->count < 1 || q->count > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP2_Q_PLEN) || q->pad ||
 	    len != sizeof(*q) + q->count * sizeof(*w))
 		return EINVAL;
 	for (unsigned i = 0; i < q->count; i++) {
@@ -209,9 +209,11 @@ model2_status(const struct lookup_req2 *q, size_t len)
 	return 0;
 }
 
-/* Flow i's record against fib_resolve_rcu. */
+/* Flow i's record against fib_resolve_rcu; plen: its prefix length
+ * given beside the record (LOOKUP2_Q_PLEN), -1: the record has it. */
 static void
-check_rec(int family, const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err)
+check_rec(int family, const struct lookup_flow *f, const struct lookup2_entry *e, uint8_t err,
+	  int plen)
 {
 	const struct lookup_rec *rec = &e->rec;
 	struct fib_flow fl;
@@ -244,8 +246,12 @@ check_rec(int family, const struct lookup_flow *f, const struct lookup2_entry *e
 	if ((d.flags & FIB_D_ROUTE) && d.info) {
 		unsigned np = d.info->nh_count;
 
-		if (rec->plen != d.plen || rec->table != d.table || rec->npaths != np ||
-		    memcmp(rec->prefix, d.prefix.b, 16) ||
+		static const uint8_t none[16];
+
+		/* LOOKUP2_Q_PLEN: no prefix in the record, its length per result */
+		if ((plen >= 0 ? rec->plen != 0 || memcmp(rec->prefix, none, 16) || plen != d.plen
+			       : rec->plen != d.plen || memcmp(rec->prefix, d.prefix.b, 16)) ||
+		    rec->table != d.table || rec->npaths != np ||
 		    ((rec->flags & LOOKUP_D_CUT) != 0) != (np > LOOKUP_NH_MAX))
 			abort();
 		if (np && (rec->path != d.path || rec->ifindex != d.info->nh[d.path].ifindex ||
@@ -279,7 +285,7 @@ check_v2(size_t len, size_t out)
 		return;
 	}
 	if (out > LOOKUP2_RESP_MAX || r->id != q->id || r->family != q->family ||
-	    r->flags != LOOKUP_F_READY)
+	    r->flags != (LOOKUP_F_READY | ((q->flags & LOOKUP2_Q_PLEN) ? LOOKUP_F_PLEN : 0)))
 		abort();
 	memcpy(map.buf, th.resp_buf, out);
 	if (lookup2_parse(&map, out, q->count, ids, errs) != 0)
@@ -287,7 +293,8 @@ check_v2(size_t len, size_t out)
 	for (unsigned i = 0; i < q->count; i++) {
 		if (ids[i] > LOOKUP2_IDS_MAX)
 			abort();
-		check_rec(q->family, &w[i], lookup2_record(&map, ids[i]), errs[i]);
+		check_rec(q->family, &w[i], lookup2_record(&map, ids[i]), errs[i],
+			  (q->flags & LOOKUP2_Q_PLEN) ? map.plen[i] : -1);
 	}
 }
 
@@ -317,7 +324,10 @@ check_result(const struct lookup_req *q, unsigned i, const uint8_t *a,
 		abort();
 	if (o->nh_count != want || o->flags != (m->nnh > LOOKUP_NH_MAX ? LOOKUP_R_NH_CUT : 0))
 		abort();
-	if (o->nh_first != *nh_next || (uint64_t)o->nh_first + o->nh_count > nh_total)
+	/* a route's next hops come new, right after the last ones, or
+	 * shared with an earlier result of the same paths */
+	if ((o->nh_first != *nh_next && o->nh_first + o->nh_count > *nh_next) ||
+	    (uint64_t)o->nh_first + o->nh_count > nh_total)
 		abort();
 	for (unsigned k = 0; k < o->nh_count; k++) {
 		const struct lookup_nh *d = &nh[o->nh_first + k];
@@ -328,7 +338,8 @@ check_result(const struct lookup_req *q, unsigned i, const uint8_t *a,
 		    d->weight != s.weight || memcmp(d->gw, s.gw.b, 16) != 0)
 			abort();
 	}
-	*nh_next += o->nh_count;
+	if (o->nh_first == *nh_next)
+		*nh_next += o->nh_count;
 }
 
 int
@@ -369,7 +380,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		status = EPROTONOSUPPORT;
 	else if (q->family != AF_INET && q->family != AF_INET6)
 		status = EAFNOSUPPORT;
-	else if (q->count == 0 || q->count > LOOKUP_BATCH_MAX ||
+	else if (q->count == 0 || q->count > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP_Q_CACHE) ||
 		 len != sizeof(*q) + q->count * (q->family == AF_INET ? 4u : 16u))
 		status = EINVAL;
 	else

@@ -47,8 +47,9 @@ ip -n "$NS" route add 2001:db8:1::/48 via 2001:db8:ffff::2
 
 sock=$TMP/ctl/fibd.sock
 ctl() { "$FIBCTL" -s "$sock" "$@"; }
-# q ADDR...: lookups through the lookup service, hence the cache
-q() { ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" "$@"; }
+# q ADDR...: lookups through the lookup service, through the cache
+# (version 1 asks the FIB straight unless told: --cache)
+q() { ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" --cache "$@"; }
 # kv NAME: a value of `show cache`
 kv() { ctl show cache | awk -v k="$1" '$1 == k { print $2 }'; }
 conf() { # conf BUCKETS MAX_ENTRIES GC_INTERVAL [ENABLED]
@@ -143,7 +144,7 @@ echo "ok: counters move: $(ctl --json show cache | tr -d '\n' | cut -c1-200)"
 if [ -x "$FIBL" ]; then
 	l0=$(kv lookups)
 	printf '192.0.2.8\n2001:db8:1::8\n198.51.100.1\n' >"$TMP/addrs"
-	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" - <"$TMP/addrs" >"$TMP/fibl" || nl_fail "fibl"
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" --cache - <"$TMP/addrs" >"$TMP/fibl" || nl_fail "fibl"
 	grep -q '^198.51.100.1 198.51.100.0/24 unicast via 10.0.0.3 dev v0$' "$TMP/fibl" || nl_fail "fibl: $(cat "$TMP/fibl")"
 	[ "$(kv lookups)" -ge $((l0 + 3)) ] || nl_fail "lookup service bypasses the cache"
 	echo "ok: lookup service through the cache"
@@ -238,7 +239,7 @@ for i in $(seq 30); do
 done
 [ "$(kv hits)" -ge 1 ] || nl_fail "new cache unused: $(ctl show cache)"
 if [ -x "$FIBL" ]; then
-	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" - <"$TMP/addrs" >"$TMP/fibl2" || nl_fail "fibl after rebuild"
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" --cache - <"$TMP/addrs" >"$TMP/fibl2" || nl_fail "fibl after rebuild"
 	cmp -s "$TMP/fibl" "$TMP/fibl2" || nl_fail "fibl answers changed after the rebuild"
 fi
 conf 4096 16384 2s false >"$TMP/conf.yaml"

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -397,7 +398,7 @@ check_query(int fd, const uint32_t *addrs, unsigned n)
 {
 	const struct lookup_resp *resp;
 	const struct lookup_result *res;
-	const struct lookup_nh *nh;
+	const struct lookup_nh *nh = NULL;
 
 	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, addrs, n, buf, &resp, &res, &nh), 0);
 	ck_assert_uint_eq(resp->count, n);
@@ -441,6 +442,21 @@ START_TEST(test_cache)
 		addrs[i] = htonl(0x0a010200u + (uint32_t)(i % 64) * 4); /* 64 flows */
 	for (int round = 0; round < 3; round++)
 		check_query(fd, addrs, LOOKUP_BATCH_MAX);
+	/* version 1 is one table's longest match: straight to the FIB,
+	 * the cache steps aside (doc/decisions.md, section 4) unless the
+	 * client asks for it */
+	flow_cache_stats(fc, &st);
+	ck_assert_uint_eq(st.lookups, 0);
+	for (int round = 0; round < 3; round++) {
+		const struct lookup_resp *resp;
+		const struct lookup_result *res;
+		const struct lookup_nh *nh;
+
+		ck_assert_int_eq(lookup_client_send(fd, AF_INET, 0, LOOKUP_Q_CACHE, addrs,
+						    LOOKUP_BATCH_MAX, 1), 0);
+		ck_assert_int_eq(lookup_client_recv(fd, LOOKUP_BATCH_MAX, buf, &resp, &res, &nh), 0);
+		ck_assert_uint_eq(res[0].plen, 24);
+	}
 	flow_cache_stats(fc, &st);
 	ck_assert_uint_eq(st.lookups, 3 * LOOKUP_BATCH_MAX);
 	ck_assert_uint_ge(st.hits, 3 * LOOKUP_BATCH_MAX - 64);
@@ -462,6 +478,10 @@ swap_query_loop(void *arg)
 	const struct lookup_result *res = NULL;
 	const struct lookup_nh *nh;
 	uint64_t *b = malloc(sizeof(buf));
+	static struct lookup_flow fl[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
 	long bad = 0;
 	int fd = lookup_client_connect(path);
 
@@ -469,15 +489,32 @@ swap_query_loop(void *arg)
 		return (void *)1;
 	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
 		addrs[i] = htonl(0x0a010200u + (uint32_t)(i % 100));
+	/* both versions read the cache (version 1 when asked to) */
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+		memset(&fl[i], 0, sizeof(fl[i]));
+		memcpy(fl[i].dst, &addrs[i], 4);
+		fl[i].ipproto = 6;
+		fl[i].sport = (uint16_t)i;
+	}
+	if (lookup2_map_init(&m) < 0)
+		return (void *)1;
 	while (!__atomic_load_n(&swap_stop, __ATOMIC_RELAXED)) {
-		if (lookup_client_query(fd, AF_INET, 0, addrs, LOOKUP_BATCH_MAX, b, &resp, &res,
-					&nh) < 0 || resp->count != LOOKUP_BATCH_MAX)
+		if (lookup_client_send(fd, AF_INET, 0, LOOKUP_Q_CACHE, addrs, LOOKUP_BATCH_MAX, 0) < 0 ||
+		    lookup_client_recv(fd, LOOKUP_BATCH_MAX, b, &resp, &res, &nh) < 0 ||
+		    resp->count != LOOKUP_BATCH_MAX)
 			bad++;
 		else
 			for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
 				if (res[i].plen != 24)
 					bad++;
+		if (lookup2_query(fd, AF_INET, fl, LOOKUP_BATCH_MAX, ids, errs, &m) < 0)
+			bad++;
+		else
+			for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+				if (lookup2_record(&m, ids[i])->rec.plen != 24)
+					bad++;
 	}
+	lookup2_map_free(&m);
 	close(fd);
 	free(b);
 	return (void *)bad;
@@ -807,7 +844,9 @@ START_TEST(test_v2_malformed)
 	q.h.family = 99;
 	ck_assert_int_eq(raw2(fd, &q.h, one), EAFNOSUPPORT);
 	q.h.family = AF_INET;
-	q.h.flags = 1;
+	q.h.flags = 0x80; /* unknown */
+	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
+	q.h.flags = LOOKUP2_Q_PLEN | 0x02;
 	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
 	q.h.flags = 0;
 	q.h.pad = 1;
@@ -862,6 +901,177 @@ START_TEST(test_v2_malformed)
 	lookup2_map_free(&m);
 	close(fd);
 	close(fd2);
+}
+END_TEST
+
+/*
+ * Pipelining: LOOKUP_INFLIGHT_MAX requests of both versions sent before
+ * any answer is read are all answered, in order, each with its id.
+ */
+START_TEST(test_pipeline)
+{
+	int fd = lookup_client_connect(path);
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	struct lookup_flow fl[2];
+	struct lookup2_map m;
+	uint32_t a[2], ids[2];
+	uint8_t errs[2];
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	inet_pton(AF_INET, "10.1.2.3", &a[0]);
+	inet_pton(AF_INET, "192.0.2.1", &a[1]);
+	flow4(&fl[0], 0x0a010203u, 1, 2);
+	flow4(&fl[1], 0xc0000201u, 1, 2);
+	for (int round = 0; round < 3; round++) {
+		for (uint32_t k = 0; k < LOOKUP_INFLIGHT_MAX; k++)
+			if (k % 2)
+				ck_assert_int_eq(lookup2_send(fd, AF_INET, k % 4 == 1 ? LOOKUP2_Q_PLEN : 0,
+							      fl, 2, 100 + k), 0);
+			else
+				ck_assert_int_eq(lookup_client_send(fd, AF_INET, 0, 0, a, 2, 100 + k), 0);
+		for (uint32_t k = 0; k < LOOKUP_INFLIGHT_MAX; k++) {
+			if (k % 2) {
+				const struct lookup_resp2 *r2 = (const struct lookup_resp2 *)m.buf;
+
+				ck_assert_int_eq(lookup2_recv(fd, 2, ids, errs, &m), 0);
+				ck_assert_uint_eq(r2->id, 100 + k);
+				ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.npaths, 3);
+				if (k % 4 == 1) {
+					ck_assert(r2->flags & LOOKUP_F_PLEN);
+					ck_assert_uint_eq(m.plen[0], 24);
+					ck_assert_uint_eq(m.plen[1], 24);
+					ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.plen, 0);
+				} else {
+					ck_assert(!(r2->flags & LOOKUP_F_PLEN));
+					ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.plen, 24);
+					check_decision(&fl[1], lookup2_record(&m, ids[1]), errs[1]);
+				}
+			} else {
+				ck_assert_int_eq(lookup_client_recv(fd, 2, buf, &resp, &res, &nh), 0);
+				ck_assert_uint_eq(resp->id, 100 + k);
+				ck_assert_uint_eq(res[0].plen, 24);
+				ck_assert_uint_eq(res[0].nh_count, 3);
+				ck_assert_uint_eq(res[1].plen, 24);
+			}
+		}
+	}
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/*
+ * LOOKUP2_Q_PLEN: routes with the same paths share one record (no
+ * prefix in it), each result has its prefix length; a version 1 answer
+ * gives the results of one attribute set the same next hops, once.
+ */
+START_TEST(test_shared)
+{
+	int fd = lookup_client_connect(path);
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	struct lookup_flow fl[4];
+	struct lookup2_map m;
+	uint32_t a[4], ids[4];
+	uint8_t errs[4];
+	static const char *dst[4] = { "192.0.2.1", "198.51.100.7", "198.51.100.130", "10.1.2.3" };
+
+	ck_assert_int_ge(fd, 0);
+	add4("198.51.100.0/25", "10.0.0.4", 6, 1); /* 192.0.2.0/24's paths */
+	add4("198.51.100.128/26", "10.0.0.4", 6, 1);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (int i = 0; i < 4; i++) {
+		inet_pton(AF_INET, dst[i], &a[i]);
+		flow4(&fl[i], ntohl(a[i]), 7, 8);
+	}
+	ck_assert_int_eq(lookup2_send(fd, AF_INET, LOOKUP2_Q_PLEN, fl, 4, 1), 0);
+	ck_assert_int_eq(lookup2_recv(fd, 4, ids, errs, &m), 0);
+	ck_assert_uint_eq(ids[0], ids[1]);
+	ck_assert_uint_eq(ids[0], ids[2]);
+	ck_assert_uint_ne(ids[0], ids[3]);
+	ck_assert_uint_eq(m.records, 2);
+	ck_assert_uint_eq(m.plen[0], 24);
+	ck_assert_uint_eq(m.plen[1], 25);
+	ck_assert_uint_eq(m.plen[2], 26);
+	ck_assert_uint_eq(m.plen[3], 24);
+	ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.ifindex, 6);
+	for (int i = 0; i < 16; i++)
+		ck_assert_uint_eq(lookup2_record(&m, ids[0])->rec.prefix[i], 0);
+
+	ck_assert_int_eq(lookup_client_query(fd, AF_INET, 0, a, 4, buf, &resp, &res, &nh), 0);
+	ck_assert_uint_eq(resp->nh_total, 1 + 3);
+	ck_assert_uint_eq(res[0].nh_first, res[1].nh_first);
+	ck_assert_uint_eq(res[0].nh_first, res[2].nh_first);
+	ck_assert_uint_eq(res[0].nh_count, 1);
+	ck_assert_uint_eq(res[1].plen, 25);
+	ck_assert_uint_eq(res[2].plen, 26);
+	ck_assert_uint_eq(nh[res[1].nh_first].ifindex, 6);
+	ck_assert_uint_eq(res[3].nh_count, 3);
+	for (unsigned k = 0; k < 3; k++)
+		ck_assert_uint_eq(nh[res[3].nh_first + k].weight, k + 1);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A client that sends and never reads fills its socket with answers and
+ * is dropped; meanwhile the thread's other client (one thread here: the
+ * same thread) is answered at once, every time.
+ */
+START_TEST(test_slow_client)
+{
+	char p1[108];
+	struct lookup *one;
+	struct lookup_stats st;
+	uint32_t addrs[LOOKUP_BATCH_MAX], a;
+	const struct lookup_resp *resp;
+	const struct lookup_result *res;
+	const struct lookup_nh *nh;
+	int slow, good, sent = 0;
+	double worst = 0;
+
+	snprintf(p1, sizeof(p1), "/tmp/lookup_test1.%d.sock", (int)getpid());
+	one = lookup_new(fib, p1, 0600, "", 1, 254);
+	ck_assert_ptr_nonnull(one);
+	slow = lookup_client_connect(p1);
+	good = lookup_client_connect(p1);
+	ck_assert_int_ge(slow, 0);
+	ck_assert_int_ge(good, 0);
+	ck_assert_int_eq(fcntl(slow, F_SETFL, O_NONBLOCK), 0);
+	for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+		addrs[i] = htonl(0x0a010200u + (uint32_t)i); /* the multipath route */
+	inet_pton(AF_INET, "192.0.2.9", &a);
+	for (int k = 0; k < 400; k++) {
+		struct timespec t0, t1;
+		double dt;
+
+		int rc = lookup_client_send(slow, AF_INET, 0, 0, addrs, LOOKUP_BATCH_MAX, (uint32_t)k);
+
+		if (rc == 0)
+			sent++;
+		else if (rc != -EAGAIN)
+			break; /* dropped: EPIPE */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ck_assert_int_eq(lookup_client_query(good, AF_INET, 0, &a, 1, buf, &resp, &res, &nh),
+				 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_uint_eq(res[0].plen, 24);
+		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		if (dt > worst)
+			worst = dt;
+	}
+	lookup_stats(one, &st);
+	ck_assert_msg(st.dropped >= 1, "the client that never reads was not dropped (%d sent)",
+		      sent);
+	ck_assert_msg(worst < 1.0, "the other client waited %.3f s", worst);
+	close(slow);
+	close(good);
+	lookup_free(one);
 }
 END_TEST
 
@@ -1029,6 +1239,9 @@ main(void)
 	tcase_add_test(tc, test_v2_ipv6);
 	tcase_add_test(tc, test_v2_mixed);
 	tcase_add_test(tc, test_v2_malformed);
+	tcase_add_test(tc, test_pipeline);
+	tcase_add_test(tc, test_shared);
+	tcase_add_test(tc, test_slow_client);
 	tcase_add_test(tc, test_v2_epoch);
 	tcase_add_test(tc, test_v2_overflow);
 	tcase_add_test(tc, test_v2_concurrent_updates);
