@@ -39,3 +39,7 @@ noinst_PROGRAMS += tests/bench/resolvebench
 tests_bench_resolvebench_SOURCES = tests/bench/resolvebench.c
 tests_bench_resolvebench_CFLAGS = $(AM_CFLAGS) -O2
 tests_bench_resolvebench_LDADD = tests/util/libtestutil.la fib/libfib.la $(URCU_LIBS) -lpthread
+
+# The batch lookup socket in a namespace with a full table (root; by
+# hand): fibl --bench one and two clients, p99 under route churn.
+EXTRA_DIST += tests/bench/lookup_bench.sh tests/bench/lookup_churn.py
