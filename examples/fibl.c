@@ -6,8 +6,11 @@
  *   fibl [-s SOCKET] [--cache] -      addresses from stdin, 256 a request
  *                                     (--cache: through fibd's flow cache,
  *                                     LOOKUP_Q_CACHE)
- *   fibl [-s SOCKET] --flows FILE|-   version 2: one flow a line, as
- *                                     `ip route get` takes it:
+ *   fibl [-s SOCKET] --flows [--plen] FILE|-
+ *                                     version 2: one flow a line, as
+ *                                     `ip route get` takes it (--plen:
+ *                                     records without their prefix,
+ *                                     LOOKUP2_Q_PLEN; the same output):
  *       DST [from SRC] [iif DEV] [oif DEV] [mark N] [uid N] [tos N | dscp N]
  *           [ipproto N|tcp|udp|icmp] [sport N] [dport N] [flowlabel N] [fibmatch]
  *                                     one decision a line, in input order:
@@ -93,7 +96,8 @@ fibl_print(int family, const uint8_t *addr, const struct lookup_result *r,
 	putchar('\n');
 }
 
-static unsigned fibl_qflags; /* --cache: LOOKUP_Q_CACHE */
+static unsigned fibl_qflags;  /* --cache: LOOKUP_Q_CACHE */
+static unsigned fibl_q2flags; /* --flows --plen: LOOKUP2_Q_PLEN */
 
 /* Query a batch of one family and print it. */
 static int
@@ -150,18 +154,29 @@ fibl_errname(unsigned e)
 
 /* One decision line (the format of the DOC comment). */
 static void
-fibl_print2(int family, const struct lookup_flow *f, const struct lookup2_entry *e)
+fibl_print2(int family, const struct lookup_flow *f, const struct lookup2_entry *e, int plen)
 {
 	const struct lookup_rec *r = &e->rec;
 	char a[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN], dev[IF_NAMESIZE];
+	uint8_t pfx[16];
 
 	inet_ntop(family, f->dst, a, sizeof(a));
 	if (!(r->flags & LOOKUP_D_ROUTE)) {
 		printf("%s error %s\n", a, fibl_errname(r->error));
 		return;
 	}
-	inet_ntop(family, r->prefix, p, sizeof(p));
-	printf("%s %s/%u %s", a, p, r->plen, fibl_type(r->type));
+	if (plen >= 0) {
+		/* LOOKUP2_Q_PLEN: the prefix is the destination cut to plen */
+		memset(pfx, 0, sizeof(pfx));
+		memcpy(pfx, f->dst, (size_t)plen / 8);
+		if (plen % 8)
+			pfx[plen / 8] = (uint8_t)(f->dst[plen / 8] & (0xff00 >> (plen % 8)));
+	} else {
+		memcpy(pfx, r->prefix, 16);
+		plen = r->plen;
+	}
+	inet_ntop(family, pfx, p, sizeof(p));
+	printf("%s %s/%d %s", a, p, plen, fibl_type(r->type));
 	if (r->gw_family) {
 		inet_ntop(r->gw_family, r->gateway, g, sizeof(g));
 		printf(" via %s", g);
@@ -298,13 +313,16 @@ fibl_flush2(int fd, int family, const struct lookup_flow *f, unsigned n, struct 
 
 	if (!n)
 		return 0;
-	rc = lookup2_query(fd, family, f, n, ids, errs, m);
+	rc = lookup2_send(fd, family, fibl_q2flags, f, n, 0);
+	if (rc == 0)
+		rc = lookup2_recv(fd, n, ids, errs, m);
 	if (rc < 0) {
 		fprintf(stderr, "fibl: lookup: %s\n", strerror(-rc));
 		return rc;
 	}
 	for (unsigned i = 0; i < n; i++)
-		fibl_print2(family, &f[i], lookup2_record(m, ids[i]));
+		fibl_print2(family, &f[i], lookup2_record(m, ids[i]),
+			    (fibl_q2flags & LOOKUP2_Q_PLEN) ? m->plen[i] : -1);
 	return 0;
 }
 
@@ -642,7 +660,7 @@ main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | - | --flows FILE|-|random N [-6]\n"
+		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | - | --flows [--plen] FILE|-|random N [-6]\n"
 				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix] [--inflight K]\n"
 				"         [--clients N] [FILE]\n");
 		return 2;
@@ -682,9 +700,14 @@ main(int argc, char **argv)
 				  clients, flags);
 	}
 	if (!strcmp(argv[i], "--flows")) {
-		const char *src = i + 1 < argc ? argv[i + 1] : "-";
+		const char *src;
 		unsigned long nrand = 0;
 
+		if (i + 1 < argc && !strcmp(argv[i + 1], "--plen")) {
+			fibl_q2flags = LOOKUP2_Q_PLEN;
+			i++;
+		}
+		src = i + 1 < argc ? argv[i + 1] : "-";
 		i += 2;
 		if (!strcmp(src, "random")) {
 			nrand = i < argc ? strtoul(argv[i++], NULL, 10) : 256;

@@ -10,7 +10,9 @@
 #   - SIGHUP with a good file applies it; with a bad file (and `fibctl
 #     reload`) it keeps the old config and says why;
 #   - the batch lookup service (examples/fibl) answers the same, in
-#     version 1 and version 2 (fibl --flows; raw v2 checks in python3);
+#     version 1 and version 2 (fibl --flows: every single-path decision
+#     line for line, and the same lines with records without prefix,
+#     --plen; raw v2 checks in python3);
 #   - 100 concurrent fibctl clients all get their answer;
 #   - a client that disconnects mid-request and an oversize line leave the
 #     daemon serving (needs python3 for the raw socket, else skipped);
@@ -120,6 +122,21 @@ if [ -x "$FIBL" ]; then
 	grep -q '^198.18.3.4 198.18.0.0/15 unicast via 10.0.0.[23] dev v0 .*path [12]/2$' "$TMP/fibl2" ||
 		nl_fail "v2 multipath: $(grep ^198.18.3.4 "$TMP/fibl2")"
 	echo "ok: lookup service version 2: $(wc -l <"$TMP/fibl2") decisions agree with fibctl lookup"
+	# The whole decision (gateway, device, source, table, rule, error),
+	# line for line, for every single-path answer (a multipath or an
+	# unrouted one has a grammar of its own in each).
+	paste -d '\n' "$TMP/lookup" "$TMP/fibl2" | awk '
+		NR % 2 { want = $0; next }
+		want ~ / nexthop / || split(want, w, " ") < 2 || w[2] == "-" { next }
+		{ n++ } $0 != want { bad++; if (bad < 5) print "fibctl: " want "\nfibl:   " $0 }
+		END { printf "%d single-path decisions compared\n", n; exit bad || n < 400 }' ||
+		nl_fail "fibl --flows decisions differ from fibctl lookup"
+	# Records without the prefix (LOOKUP2_Q_PLEN, 4-byte answers): the
+	# prefix comes back as a length, the lines are the same.
+	ip netns exec "$NS" "$FIBL" -s "$TMP/ctl/lookup.sock" --flows --plen - <"$TMP/addrs" >"$TMP/fibl2p" ||
+		nl_fail "fibl --flows --plen failed"
+	cmp -s "$TMP/fibl2" "$TMP/fibl2p" || { diff "$TMP/fibl2" "$TMP/fibl2p" | head; nl_fail "LOOKUP2_Q_PLEN answers differ"; }
+	echo "ok: lookup service version 2 with LOOKUP2_Q_PLEN: the same $(wc -l <"$TMP/fibl2p") decisions"
 	if command -v python3 >/dev/null; then
 		python3 - "$TMP/ctl/lookup.sock" <<'EOT' || nl_fail "raw lookup protocol checks"
 import errno, socket, struct, sys
