@@ -43,8 +43,8 @@
  * A batch of flows is checked whole, then resolved with one
  * flow_resolve_batch_rcu (fib_resolve_batch_rcu without a cache) in one
  * read-side section. With LOOKUP2_Q_PLEN the interning key leaves the
- * prefix out (zero), so the routes of one path set share a record. Records are interned
- * per connection, not per thread or daemon: a connection lives on one
+ * prefix out (zero), so the routes of one path set share a record.
+ * Records are interned per connection, not per thread or daemon: a connection lives on one
  * thread, so its table (struct lookup_conn, made at its first version 2
  * request, freed with it) needs no lock and no atomics, and ids stay
  * small and dense, which lets the client keep an array. The key is the
@@ -882,7 +882,8 @@ lookup_serve(struct lookup_thread *t, unsigned i, int64_t now)
 			__atomic_store_n(&t->st.errors, t->st.errors + 1, __ATOMIC_RELAXED);
 		if (send(fd, t->resp_buf, (size_t)out, MSG_DONTWAIT | MSG_NOSIGNAL) != out) {
 			if (errno == EAGAIN)
-				__atomic_store_n(&t->st.dropped, t->st.dropped + 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&t->st.dropped, t->st.dropped + 1,
+						 __ATOMIC_RELAXED);
 			rc = -1;
 			break;
 		}

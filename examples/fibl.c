@@ -660,9 +660,10 @@ main(int argc, char **argv)
 		i += 2;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | - | --flows [--plen] FILE|-|random N [-6]\n"
-				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix] [--inflight K]\n"
-				"         [--clients N] [FILE]\n");
+		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | -\n"
+				"       | --flows [--plen] FILE|-|random N [-6]\n"
+				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix]\n"
+				"         [--inflight K] [--clients N] [FILE]\n");
 		return 2;
 	}
 	fd = lookup_client_connect(path);

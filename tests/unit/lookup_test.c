@@ -454,7 +454,8 @@ START_TEST(test_cache)
 
 		ck_assert_int_eq(lookup_client_send(fd, AF_INET, 0, LOOKUP_Q_CACHE, addrs,
 						    LOOKUP_BATCH_MAX, 1), 0);
-		ck_assert_int_eq(lookup_client_recv(fd, LOOKUP_BATCH_MAX, buf, &resp, &res, &nh), 0);
+		ck_assert_int_eq(lookup_client_recv(fd, LOOKUP_BATCH_MAX, buf, &resp, &res, &nh),
+				 0);
 		ck_assert_uint_eq(res[0].plen, 24);
 	}
 	flow_cache_stats(fc, &st);
@@ -499,7 +500,8 @@ swap_query_loop(void *arg)
 	if (lookup2_map_init(&m) < 0)
 		return (void *)1;
 	while (!__atomic_load_n(&swap_stop, __ATOMIC_RELAXED)) {
-		if (lookup_client_send(fd, AF_INET, 0, LOOKUP_Q_CACHE, addrs, LOOKUP_BATCH_MAX, 0) < 0 ||
+		if (lookup_client_send(fd, AF_INET, 0, LOOKUP_Q_CACHE, addrs, LOOKUP_BATCH_MAX,
+				       0) < 0 ||
 		    lookup_client_recv(fd, LOOKUP_BATCH_MAX, b, &resp, &res, &nh) < 0 ||
 		    resp->count != LOOKUP_BATCH_MAX)
 			bad++;
