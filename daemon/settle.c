@@ -62,14 +62,22 @@ fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
 	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)bytes / 1e6, routes);
 }
 
-/* The first load's reference. Context: main loop, the FIB's writer. */
+/* The first load's reference: measured by the loader thread after its
+ * last fib_load (daemon/ingest_load.c), else (no route in the last
+ * family) here. Context: main loop, the FIB's writer. */
 static void
 fibd_built_measure(struct fibd *d)
 {
+	struct ingest_stats is;
 	struct fib_stats st;
 
-	fib_reclaim_barrier(d->fib);
-	fibd_fib_stats(d, &st);
+	ingest_stats(d->ing, &is);
+	if (is.load_bytes) {
+		st.bytes = is.load_bytes;
+	} else {
+		fib_reclaim_barrier(d->fib);
+		fibd_fib_stats(d, &st);
+	}
 	fibd_built_set(d, st.bytes, fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6));
 }
 

@@ -33,6 +33,9 @@ PROBE="python3 $srcdir/tests/bench/stall_probe.py"
 TABLE=${TABLE:-ris}
 SLOW=${SLOW:-5}
 RELOADS=${RELOADS:-6}
+SCENARIOS=${SCENARIOS:-"load routes reload"} # a subset runs only those
+STALL_NICE=${STALL_NICE:-0} # e.g. -10: fibd ahead of the other load of a shared machine
+want() { case " $SCENARIOS " in *" $1 "*) return 0;; esac; return 1; }
 command -v python3 >/dev/null || nl_skip "no python3"
 
 # STALL_NS=NAME keeps the loaded namespace NAME across runs (loading
@@ -67,7 +70,7 @@ else
 	echo "table $TABLE loaded in $(echo "$(date +%s.%N) - $t0" | bc) s"
 fi
 echo "namespace $NS: $(ip -n "$NS" route show | wc -l) v4 + $(ip -n "$NS" -6 route show | wc -l) v6 routes in the kernel"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), fibd nice $STALL_NICE"
 
 conf() { # conf BUCKETS
 	printf 'control:\n  socket: %s\nlookup:\n  socket: %s\ncache:\n  buckets: %s\n' \
@@ -82,6 +85,12 @@ lag() {
 		END { printf "lag %s ticks %s p50 %s p99 %s max %s ms\n", p, t, a, b, c }'
 }
 
+# start fibd (reniced by STALL_NICE at once: its threads inherit it)
+start() {
+	nl_fibd_start "$TMP/fibd.log"
+	[ "$STALL_NICE" = 0 ] || renice -n "$STALL_NICE" -p "$FIBD_PID" >/dev/null
+}
+
 wait_ready() {
 	local i
 	for i in $(seq 600); do
@@ -92,21 +101,24 @@ wait_ready() {
 	nl_fail "fibd not ready"
 }
 
-echo "== load: first dump of the table, probe every 2 ms until ready"
 conf 131072
+if want load; then
+echo "== load: first dump of the table, probe every 2 ms until ready"
 rm -f "$FIBD_SOCK"
 $PROBE probe "$FIBD_SOCK" 120 1 >"$TMP/probe" &
 pp=$!
-nl_fibd_start "$TMP/fibd.log"
+start
 wait $pp
 wait_ready
 sed 's/^/load /' "$TMP/probe"
 lag load
 grep -E '^fibd: (ready|ingest)' "$TMP/fibd.log"
 nl_fibd_stop
+fi
 
+if want routes; then
 echo "== routes: a slow reader of show routes for $SLOW s, probe every 2 ms"
-nl_fibd_start "$TMP/fibd.log"
+start
 wait_ready
 sleep 1
 $PROBE probe "$FIBD_SOCK" "$SLOW" >"$TMP/probe" &
@@ -123,10 +135,12 @@ echo "routes fast: $n lines in $(echo "$(date +%s.%N) - $t0" | bc) s"
 kill $pp; wait $pp 2>/dev/null
 lag steady
 nl_fibd_stop
+fi
 
+if want reload; then
 echo "== reload: $RELOADS cache rebuilds, probe every 2 ms"
 conf 131072
-nl_fibd_start "$TMP/fibd.log"
+start
 wait_ready
 $PROBE probe "$FIBD_SOCK" $((RELOADS / 2 + 2)) >"$TMP/probe" &
 pp=$!
@@ -140,3 +154,4 @@ sed 's/^/reload /' "$TMP/probe"
 lag reload
 lag steady
 nl_fibd_stop
+fi
