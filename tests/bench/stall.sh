@@ -105,8 +105,10 @@ conf 131072
 if want load; then
 echo "== load: first dump of the table, probe every 2 ms until ready"
 rm -f "$FIBD_SOCK"
-$PROBE probe "$FIBD_SOCK" 120 1 >"$TMP/probe" &
+rm -f "$TMP/probe.started"
+$PROBE probe "$FIBD_SOCK" 120 1 "$TMP/probe.started" >"$TMP/probe" &
 pp=$!
+while [ ! -e "$TMP/probe.started" ]; do sleep 0.05; done
 start
 wait $pp
 wait_ready

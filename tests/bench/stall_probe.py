@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """DOC: control-socket clients for tests/bench/stall.sh.
 
-probe SOCK SECONDS [UNTIL_READY]
+probe SOCK SECONDS [UNTIL_READY [STARTED]]
     Every 2 ms: connect, send "show summary", time the first byte of the
     answer (connect included), read the answer whole. Prints one line:
     "probe n N p50 X p99 Y max Z ms" (first-byte latency). With
     UNTIL_READY=1 it stops early once an answer says "ready true" (the
     first load is over), after at least one "ready false" answer.
     A connect that fails (socket not there yet) is retried, not timed.
+    STARTED: a file created once the probe runs (python starts slowly on
+    a loaded machine: fibd is started after it, so the load is seen).
 
 slow SOCK SECONDS [BYTES] [PAUSE_MS]
     A slow reader of "show routes": a 4 KiB receive buffer, BYTES
@@ -20,7 +22,9 @@ import sys
 import time
 
 
-def probe(path, seconds, until_ready):
+def probe(path, seconds, until_ready, started=None):
+    if started:
+        open(started, "w").close()
     lat = []
     seen_loading = False
     end = time.monotonic() + seconds
@@ -96,7 +100,7 @@ def slow(path, seconds, nbytes, pause_ms):
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a[0] == "probe":
-        probe(a[1], float(a[2]), len(a) > 3 and a[3] == "1")
+        probe(a[1], float(a[2]), len(a) > 3 and a[3] == "1", a[4] if len(a) > 4 else None)
     elif a[0] == "slow":
         slow(a[1], float(a[2]), int(a[3]) if len(a) > 3 else 4096,
              float(a[4]) if len(a) > 4 else 10)
