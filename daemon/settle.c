@@ -291,6 +291,32 @@ fibd_settle(struct fibd *d, int force, char *msg, size_t len)
 	int err;
 
 	d->comp.settles++;
+	if (!force) {
+		/* The quiet tick's check on the loop, without pausing the
+		 * ingest: fib_bytes counts frees still pending, so it is never
+		 * below what the thread's decision would measure after its
+		 * barrier, and compact_decide only compacts more with more
+		 * bytes. Only a table that may need it goes to the thread (its
+		 * fib_reclaim_barrier and fib_stats took 20-50 ms with the
+		 * ingest paused, every quiet period). */
+		struct compact_input in = {.bytes = fib_bytes(d->fib),
+					   .routes = routes,
+					   .built_bytes = d->comp.built_bytes,
+					   .built_routes = d->comp.built_routes,
+					   .margin = d->conf->fib.compact_margin};
+		struct compact_decision dec;
+
+		compact_decide(&in, &dec);
+		if (!dec.compact) {
+			d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
+			fibd_trim(d);
+			log_debug("fib: %.1f MB held at most for %zu routes, %.1f MB expected: no "
+				  "compaction, %s (checked on the loop)",
+				  in.bytes / 1e6, routes, dec.expected / 1e6,
+				  compact_why_name(dec.why));
+			return 0;
+		}
+	}
 	err = fibd_compact_start(d, 1, force, fibd_now());
 	if (err < 0) {
 		fibd_trim(d);

@@ -555,6 +555,12 @@ fib_stats(const struct fib *fib, struct fib_stats *st)
 	st->generation = fib_generation(fib);
 }
 
+uint64_t
+fib_bytes(const struct fib *fib)
+{
+	return pool_reserved(fib->ctx.pool) + sizeof(*fib);
+}
+
 void
 fib_reclaim_flush(struct fib *fib)
 {

@@ -309,6 +309,12 @@ struct fib_stats {
 };
 /* Context: writer (walks the tries). */
 void fib_stats(const struct fib *fib, struct fib_stats *st);
+/*
+ * fib_stats' bytes without the walk: what the pools hold, memory retired
+ * and not freed yet included (so never less than fib_stats gives after
+ * fib_reclaim_barrier). O(1). Context: writer.
+ */
+uint64_t fib_bytes(const struct fib *fib);
 
 /* Force the pending reclamation batch out now. Context: writer. */
 void fib_reclaim_flush(struct fib *fib);
