@@ -98,7 +98,7 @@ fibd_prefix_covers(const union fib_addr *p, unsigned plen, const union fib_addr 
 }
 
 /* One route as `show routes` and --dump print it, built in one buffer:
- * the control socket formats a full table with it on the main loop. */
+ * the control socket formats a full table with it, a slice at a time. */
 static int
 fibd_route_line(const struct fib_match *m, void *arg)
 {
@@ -859,23 +859,106 @@ fibd_cmd_cache(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out, 
 	fibd_show_cache(d, out);
 }
 
+/*
+ * show routes, streamed (daemon/ctl.h, struct ctl_reply's more): each
+ * slice walks on from where the last one stopped (fib_walk_from, in its
+ * own read section, so no grace period waits for a slow reader) until
+ * FIBD_ROUTES_SLICE_US or FIBD_ROUTES_SLICE_BYTES, checked every
+ * FIBD_ROUTES_CHECK routes. With a prefix the walk starts at the
+ * prefix's key and ends at the first key outside it: only the covered
+ * part of the trie is read.
+ */
+#define FIBD_ROUTES_SLICE_US 1000
+#define FIBD_ROUTES_SLICE_BYTES (64u << 10)
+#define FIBD_ROUTES_CHECK 16
+
+struct fibd_routes {
+	struct fibd_walk w;
+	int fam[2];
+	unsigned nfam, f;
+	struct fib_walk_pos pos;
+	size_t until_bytes;
+	double until;
+	unsigned check;
+};
+
+enum { FIBD_ROUTES_PAUSE = 1, FIBD_ROUTES_END = 2 };
+
+static int
+fibd_routes_step(const struct fib_match *m, void *arg)
+{
+	struct fibd_routes *st = arg;
+
+	if (st->w.filter && !fibd_prefix_covers(&st->w.prefix, st->w.plen, &m->prefix))
+		return FIBD_ROUTES_END; /* keys from here on are past the prefix */
+	fibd_route_line(m, &st->w);
+	if (++st->check < FIBD_ROUTES_CHECK)
+		return 0;
+	st->check = 0;
+	if (evbuffer_get_length(st->w.out) >= st->until_bytes || fibd_now() >= st->until)
+		return FIBD_ROUTES_PAUSE;
+	return 0;
+}
+
+/* The next slice; 0 when done (r's message set). Context: main loop. */
+static int
+fibd_routes_more(void *arg, struct evbuffer *out, struct ctl_reply *r)
+{
+	struct fibd_routes *st = arg;
+	int ret = 0;
+
+	st->w.out = out;
+	st->until_bytes = evbuffer_get_length(out) + FIBD_ROUTES_SLICE_BYTES;
+	st->until = fibd_now() + FIBD_ROUTES_SLICE_US * 1e-6;
+	st->check = 0;
+	while (st->f < st->nfam) {
+		fib_read_lock();
+		ret = fib_walk_from(st->w.d->fib, st->fam[st->f], &st->pos, fibd_routes_step, st);
+		fib_read_unlock();
+		if (ret == FIBD_ROUTES_PAUSE)
+			return 1;
+		st->f++;
+		memset(&st->pos, 0, sizeof(st->pos));
+		if (st->w.filter)
+			st->pos.key = st->w.prefix;
+		if (fibd_now() >= st->until && st->f < st->nfam)
+			return 1;
+	}
+	snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)st->w.n);
+	return 0;
+}
+
 static void
 fibd_cmd_routes(struct fibd *d, const struct ctl_cmd *cmd, struct evbuffer *out,
 		struct ctl_reply *r)
 {
-	struct fibd_walk w = {.d = d, .out = out};
+	struct fibd_routes *st = calloc(1, sizeof(*st));
 
-	w.filter = cmd->has_prefix;
-	w.plen = cmd->plen;
-	w.prefix = cmd->prefix;
-	/* a reader's walk: the compaction thread may be the writer */
-	fib_read_lock();
+	if (!st) {
+		r->code = 500;
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return;
+	}
+	st->w.d = d;
+	st->w.filter = cmd->has_prefix;
+	st->w.plen = cmd->plen;
+	st->w.prefix = cmd->prefix;
 	if (!cmd->family || cmd->family == AF_INET)
-		fib_walk(d->fib, AF_INET, fibd_route_line, &w);
+		st->fam[st->nfam++] = AF_INET;
 	if (!cmd->family || cmd->family == AF_INET6)
-		fib_walk(d->fib, AF_INET6, fibd_route_line, &w);
-	fib_read_unlock();
-	snprintf(r->msg, sizeof(r->msg), "%llu routes", (unsigned long long)w.n);
+		st->fam[st->nfam++] = AF_INET6;
+	if (st->w.filter) {
+		/* start at the prefix's first key: its host bits cleared */
+		for (unsigned i = 0; i < sizeof(st->w.prefix.b); i++)
+			if (i * 8 >= cmd->plen)
+				st->w.prefix.b[i] = 0;
+			else if (i * 8 + 8 > cmd->plen)
+				st->w.prefix.b[i] &= (uint8_t)(0xff00 >> (cmd->plen - i * 8));
+		st->pos.key = st->w.prefix;
+	}
+	r->more = fibd_routes_more;
+	r->release = free;
+	r->state = st;
 }
 
 static void

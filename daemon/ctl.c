@@ -12,6 +12,15 @@
  * large answer), so reading is disabled while the output holds more than
  * CTL_OUT_HIGH and enabled again by the write callback.
  *
+ * Streamed answers (struct ctl_reply's more, show routes of a full
+ * table): the answer is produced in slices, each only once the client's
+ * output has drained below CTL_STREAM_LOW (the write callback's low
+ * watermark, so a slice follows the socket becoming writable), one slice
+ * per turn of the loop (a slice that left the output below the mark is
+ * followed by a zero timer, after the loop has polled everything else).
+ * A slow reader holds at most CTL_STREAM_LOW plus one slice of memory and
+ * never the loop; its next requests are not read until the answer ends.
+ *
  * Out of file descriptors (EMFILE, ENFILE): accept() fails and the
  * listener stays readable, so retrying at once spins and, without an
  * error callback, libevent logs every failure. Instead, after libev's
@@ -67,6 +76,8 @@ struct ctl_client {
 	struct ctl *ctl;
 	struct bufferevent *bev;
 	struct event *idle;  /* the idle timeout (pending only while idle_ms) */
+	struct event *kick;  /* the next slice of a streamed answer */
+	struct ctl_reply *stream; /* the answer being streamed, or NULL */
 	struct ctl_client *next, *prev;
 	int discard; /* inside an oversize line */
 };
@@ -448,6 +459,13 @@ ctl_client_free(struct ctl_client *c)
 	bufferevent_free(c->bev);
 	if (c->idle)
 		event_free(c->idle);
+	if (c->kick)
+		event_free(c->kick);
+	if (c->stream) {
+		if (c->stream->release)
+			c->stream->release(c->stream->state);
+		free(c->stream);
+	}
 	ctl->st.clients--;
 	free(c);
 }
@@ -473,7 +491,7 @@ ctl_idle(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (evbuffer_get_length(bufferevent_get_output(c->bev))) {
+	if (c->stream || evbuffer_get_length(bufferevent_get_output(c->bev))) {
 		/* Still answering: the write timeout judges this client. */
 		ctl_idle_arm(c);
 		return;
@@ -482,14 +500,14 @@ ctl_idle(evutil_socket_t fd, short what, void *arg)
 	ctl_client_free(c);
 }
 
-/* Append the answer: each data line as "NNN-line", then "NNN msg". */
+/* Move the data lines written so far to out, each as "NNN-line". */
 static void
-ctl_answer(struct ctl *ctl, struct evbuffer *out, const struct ctl_reply *r)
+ctl_prefix(struct ctl *ctl, struct evbuffer *out, int rc)
 {
 	size_t len = evbuffer_get_length(ctl->data);
 	char code[8];
 
-	snprintf(code, sizeof(code), "%03d-", r->code);
+	snprintf(code, sizeof(code), "%03d-", rc);
 	if (len) {
 		const char *p = (const char *)evbuffer_pullup(ctl->data, -1), *end = p + len;
 
@@ -504,18 +522,74 @@ ctl_answer(struct ctl *ctl, struct evbuffer *out, const struct ctl_reply *r)
 		}
 		evbuffer_drain(ctl->data, len);
 	}
+}
+
+/* Append the answer: each data line as "NNN-line", then "NNN msg". */
+static void
+ctl_answer(struct ctl *ctl, struct evbuffer *out, const struct ctl_reply *r)
+{
+	ctl_prefix(ctl, out, r->code);
 	evbuffer_add_printf(out, "%03d %s\n", r->code, r->msg);
 	ctl->st.requests++;
 	if (r->code >= 400)
 		ctl->st.errors++;
 }
 
+static void ctl_read(struct bufferevent *bev, void *arg);
+
+/* The next slice after the loop has polled everything else. */
 static void
-ctl_line(struct ctl *ctl, struct evbuffer *out, const char *line)
+ctl_kick_arm(struct ctl_client *c)
 {
+	static const struct timeval now = {0, 0};
+
+	evtimer_add(c->kick, &now);
+}
+
+/*
+ * The next slice of the streamed answer, if the output has room; at its
+ * end the final line, then the requests that waited. Context: main loop.
+ */
+static void
+ctl_pump(struct ctl_client *c)
+{
+	struct ctl *ctl = c->ctl;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct ctl_reply *s = c->stream;
+
+	if (!s || evbuffer_get_length(out) >= CTL_STREAM_LOW)
+		return; /* the write callback comes back below the mark */
+	if (s->more(s->state, ctl->data, s)) {
+		ctl_prefix(ctl, out, s->code);
+		if (evbuffer_get_length(out) < CTL_STREAM_LOW)
+			ctl_kick_arm(c);
+		return;
+	}
+	c->stream = NULL;
+	ctl_answer(ctl, out, s);
+	if (s->release)
+		s->release(s->state);
+	free(s);
+	bufferevent_enable(c->bev, EV_READ);
+	ctl_read(c->bev, c);
+}
+
+static void
+ctl_kick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	ctl_pump(arg);
+}
+
+static void
+ctl_line(struct ctl_client *c, struct evbuffer *out, const char *line)
+{
+	struct ctl *ctl = c->ctl;
 	struct ctl_cmd *cmd;
 	struct ctl_reply r;
 
+	memset(&r, 0, sizeof(r));
 	cmd = malloc(sizeof(*cmd));
 	if (!cmd) {
 		ctl_set(&r, 500, "out of memory");
@@ -523,6 +597,21 @@ ctl_line(struct ctl *ctl, struct evbuffer *out, const char *line)
 		ctl->exec(cmd, ctl->data, &r, ctl->arg);
 	}
 	free(cmd);
+	if (r.more && r.code == 200) {
+		c->stream = malloc(sizeof(*c->stream));
+		if (c->stream) {
+			*c->stream = r;
+			ctl_prefix(ctl, out, r.code);
+			/* the first slice on the next turn: no recursion into
+			 * ctl_read when it is also the last */
+			ctl_kick_arm(c);
+			return;
+		}
+		ctl_set(&r, 500, "out of memory");
+		evbuffer_drain(ctl->data, evbuffer_get_length(ctl->data));
+	}
+	if (r.release)
+		r.release(r.state);
 	ctl_answer(ctl, out, &r);
 }
 
@@ -535,7 +624,7 @@ ctl_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *out = bufferevent_get_output(bev);
 	char line[CTL_LINE_MAX + 1];
 
-	while (evbuffer_get_length(out) < CTL_OUT_HIGH) {
+	while (!c->stream && evbuffer_get_length(out) < CTL_OUT_HIGH) {
 		struct evbuffer_ptr p = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
 		size_t len;
 
@@ -572,9 +661,10 @@ ctl_read(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_remove(in, line, len + 1);
 		line[len] = 0;
-		ctl_line(ctl, out, line);
+		ctl_line(c, out, line);
 	}
-	/* Back-pressure: resumed by ctl_write once the output drained. */
+	/* Back-pressure, or a streamed answer: resumed by ctl_write once the
+	 * output drained, or by ctl_pump at the stream's end. */
 	bufferevent_disable(bev, EV_READ);
 }
 
@@ -583,6 +673,10 @@ ctl_write(struct bufferevent *bev, void *arg)
 {
 	struct ctl_client *c = arg;
 
+	if (c->stream) {
+		ctl_pump(c);
+		return;
+	}
 	if (!(bufferevent_get_enabled(bev) & EV_READ)) {
 		bufferevent_enable(bev, EV_READ);
 		ctl_read(bev, c);
@@ -691,12 +785,19 @@ ctl_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, 
 		return;
 	}
 	c->idle = evtimer_new(ctl->base, ctl_idle, c);
-	if (!c->idle) {
+	c->kick = evtimer_new(ctl->base, ctl_kick, c);
+	if (!c->idle || !c->kick) {
+		if (c->idle)
+			event_free(c->idle);
+		if (c->kick)
+			event_free(c->kick);
 		bufferevent_free(c->bev);
 		free(c);
 		return;
 	}
-	/* The write callback fires when the output is empty (low mark 0). */
+	/* The write callback fires once the output drained to CTL_STREAM_LOW:
+	 * time for a streamed answer's next slice, or to read again. */
+	bufferevent_setwatermark(c->bev, EV_WRITE, CTL_STREAM_LOW, 0);
 	bufferevent_setcb(c->bev, ctl_read, ctl_write, ctl_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	c->next = ctl->clients;

@@ -48,6 +48,7 @@ struct ctl;
 #define CTL_ADDRS_MAX 64          /* addresses in one lookup request */
 #define CTL_CLIENTS_MAX 1024      /* connections at once */
 #define CTL_OUT_HIGH (4u << 20)   /* stop reading a client above this output */
+#define CTL_STREAM_LOW (64u << 10) /* a streamed answer's next slice below this output */
 
 enum ctl_op {
 	CTL_SHOW_SUMMARY,
@@ -103,10 +104,25 @@ struct ctl_cmd {
 	char oif[IFNAMSIZ];   /* "" when not given */
 };
 
-/* The status and message of a result, with data lines in out. */
+/*
+ * The status and message of a result, with data lines in out. An answer
+ * too large to build at once (show routes of a full table) is streamed:
+ * the exec callback sets more and state (release too, when state needs
+ * freeing). After the data lines written by exec, the server calls
+ * more(state, out, r) whenever the client's output has drained below
+ * CTL_STREAM_LOW, once per turn of the loop: it appends the next slice of
+ * data lines (a bounded amount of time and bytes) and returns non-zero
+ * while there is more to come, 0 with r->msg set when done. The client's
+ * next requests wait meanwhile. release(state) is called once, at the end
+ * or when the client goes away first. The code must be known at the start
+ * (200): data lines carry it.
+ */
 struct ctl_reply {
 	int code;
 	char msg[256];
+	int (*more)(void *state, struct evbuffer *out, struct ctl_reply *r);
+	void (*release)(void *state);
+	void *state;
 };
 
 /*

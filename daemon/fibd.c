@@ -367,6 +367,7 @@ fibd_close(struct fibd *d)
 	ctl_free(d->ctl_old);
 	event_free(d->ctl_gc);
 	lookup_free(d->lookup);
+	fibd_cache_reap_wait(d);
 	if (d->cache) {
 		double t0 = fibd_now();
 

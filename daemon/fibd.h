@@ -161,6 +161,7 @@ struct fibd {
 	struct flow_cache *cache; /* NULL: cache.enabled is false */
 	uint64_t secret[2];	  /* the cache's hash key, kept across rebuilds */
 	uint64_t cache_rebuilds;
+	unsigned cache_reapers; /* threads freeing replaced caches (reload.c), atomic */
 	struct ctl *ctl_old; /* replaced by a reload, freed by ctl_gc */
 	struct event *ctl_gc;
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
@@ -201,6 +202,9 @@ void fibd_modules_open(struct fibd *d);
 /* A new cache per c's section, or the old kept. Context: main loop,
  * the FIB's writer. */
 void fibd_cache_apply(struct fibd *d, const struct conf *n);
+/* Wait for a replaced cache's free, if one runs. Context: main loop, at
+ * exit, before the FIB is freed. */
+void fibd_cache_reap_wait(struct fibd *d);
 /* Parse the file again and apply what changed; errors also go to errs
  * (may be NULL). Returns 0 or -1. Context: main loop. */
 int fibd_reload(struct fibd *d, struct evbuffer *errs);

@@ -49,7 +49,7 @@ handoff_done(evutil_socket_t fd, short what, void *arg)
 	struct handoff *h = arg;
 	uint64_t v;
 
-	if (read(fd, &v, sizeof(v)) < 0)
+	if (read(fd, &v, sizeof(v)) < 0 || !h->running)
 		return;
 	pthread_join(h->thread, NULL);
 	h->running = 0;
@@ -111,9 +111,16 @@ handoff_running(const struct handoff *h)
 int
 handoff_join(struct handoff *h)
 {
+	uint64_t v;
+
 	if (!h->running)
 		return 0;
 	pthread_join(h->thread, NULL);
+	/* the thread's eventfd write: consumed here, so that handoff_done
+	 * does not join the next job's thread on the loop for it */
+	if (read(h->efd, &v, sizeof(v)) < 0) {
+		/* nothing written: the job ran on the calling thread */
+	}
 	h->running = 0;
 	return 1;
 }

@@ -97,6 +97,8 @@ struct ingest_stats {
 	double ingest_seconds;    /* first dump request to ready */
 	double dump_seconds;      /* of which dumping and parsing */
 	double last_resync_seconds;
+	uint64_t load_bytes;      /* the FIB's bytes right after the first load, measured
+				   * on the loader thread (0: not measured) */
 };
 
 typedef void (*ingest_cb)(struct ingest *ing, void *arg);

@@ -8,6 +8,12 @@
  * loads) and serves its other events, and events wait in the event
  * socket. When the loader is joined, fibd is ready and the queued events
  * are applied.
+ *
+ * Whatever the end of the load costs stays on the loader thread too, so
+ * that the loop never stalls for it: freeing the dump set (tens of MB),
+ * and after the last load the reference size of a bulk-built FIB for
+ * compactions (daemon/settle.c), which needs the old trie's grace period
+ * (fib_reclaim_barrier) and a walk of both tries (fib_stats).
  */
 #include "config.h"
 
@@ -66,6 +72,14 @@ ingest_loader(void *arg)
 	struct ingest *ing = arg;
 
 	ing->load.err = ingest_load_set(ing, &ing->load.set);
+	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
+	if (ing->load.last && ing->load.err == 0) {
+		struct fib_stats st;
+
+		fib_reclaim_barrier(ing->fib);
+		fib_stats(ing->fib, &st);
+		ing->load.bytes = st.bytes;
+	}
 }
 
 /* Hand the collected routes (paths fixed) to the loader. */
@@ -74,6 +88,7 @@ ingest_load_start(struct ingest *ing)
 {
 	ing->load.set = ing->set;
 	memset(&ing->set, 0, sizeof(ing->set));
+	ing->load.last = ing->phase == PH_APPLY; /* the dump is over */
 	ing->load.running = 1;
 	if (handoff_run(ing->load.ho) < 0)
 		handoff_run_here(ing->load.ho);
@@ -95,7 +110,8 @@ ingest_load_done(void *arg)
 	ing->load.running = 0;
 	ing->st.routes_loaded += ing->load.loaded;
 	ing->load.loaded = 0;
-	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
+	ing->st.load_bytes = ing->load.bytes;
+	ingest_set_free(&ing->load.set); /* freed by the thread; here if it failed to start */
 	if (ing->load.err < 0) {
 		log_warnx("fib_load: %s: resync", strerror(-ing->load.err));
 		ing->resync_pending = 1;

@@ -115,6 +115,8 @@ struct ingest {
 		struct ingest_set set;
 		int err;
 		uint64_t loaded;  /* routes the thread loaded: counted after the join */
+		int last;         /* the last load of the first dump: measure after it */
+		uint64_t bytes;   /* fib_stats' bytes after the last load (0: none) */
 	} load;
 	struct nl_route scratch;
 };

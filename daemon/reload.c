@@ -16,6 +16,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
 #include <grp.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -125,28 +128,79 @@ fibd_cache_new(struct fibd *d, const struct conf *c)
 	return fc;
 }
 
+/* A replaced cache and the count of reapers at work. */
+struct fibd_reap {
+	struct flow_cache *old;
+	unsigned *reapers;
+};
+
 /*
- * Publish fc (release store: readers see it built), wait a grace period
- * (the lookup threads are RCU readers, they may still hold the old
- * pointer), then stop and free the old cache. Context: main loop,
- * outside read sections.
+ * A reaper thread: wait a grace period (the lookup threads are RCU
+ * readers, they may still hold the old pointer), then stop the old
+ * cache's worker and free it (flow_cache_free waits for its records'
+ * grace period too: rcu_barrier). On the main loop these waits stalled
+ * every reload that rebuilt the cache by 26-330 ms (tests/bench/stall.sh).
+ * One detached thread per replaced cache, so that a reload never waits
+ * for the reaper of the one before. Context: any (a thread of its own).
+ */
+static void *
+fibd_cache_reap(void *arg)
+{
+	struct fibd_reap *r = arg;
+
+	fib_thread_online(); /* flow_cache_free hands records to call_rcu */
+	urcu_memb_synchronize_rcu();
+	FIB_TSAN_GRACE_END();
+	flow_cache_free(r->old); /* stops the worker first */
+	fib_thread_offline();
+	__atomic_sub_fetch(r->reapers, 1, __ATOMIC_RELEASE);
+	free(r);
+	return NULL;
+}
+
+void
+fibd_cache_reap_wait(struct fibd *d)
+{
+	while (__atomic_load_n(&d->cache_reapers, __ATOMIC_ACQUIRE))
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+/*
+ * Publish fc (release store: readers see it built), then hand the old
+ * cache to a reaper thread, which frees it after a grace period; without
+ * a thread it is freed here. Context: main loop, outside read sections.
  */
 static void
 fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
 {
 	struct flow_cache *old = d->cache;
-	double t0;
+	struct fibd_reap *r;
+	pthread_attr_t at;
+	pthread_t t;
 
 	if (d->lookup)
 		lookup_set_cache(d->lookup, fc);
 	d->cache = fc;
 	if (!old)
 		return;
+	r = malloc(sizeof(*r));
+	if (r) {
+		r->old = old;
+		r->reapers = &d->cache_reapers;
+		__atomic_add_fetch(&d->cache_reapers, 1, __ATOMIC_RELAXED);
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, fibd_cache_reap, r) == 0) {
+			pthread_attr_destroy(&at);
+			return;
+		}
+		pthread_attr_destroy(&at);
+		__atomic_sub_fetch(&d->cache_reapers, 1, __ATOMIC_RELAXED);
+		free(r);
+	}
+	log_warnx("flow cache reaper: no thread, freeing the old cache on the main thread");
 	urcu_memb_synchronize_rcu();
 	FIB_TSAN_GRACE_END();
-	t0 = fibd_now();
-	flow_cache_stop(old);
-	log_debug("flow cache: old worker stopped in %.3f ms", (fibd_now() - t0) * 1e3);
 	flow_cache_free(old);
 }
 

@@ -62,14 +62,22 @@ fibd_built_set(struct fibd *d, uint64_t bytes, size_t routes)
 	log_debug("fib: %.1f MB for %zu routes after a bulk build", (double)bytes / 1e6, routes);
 }
 
-/* The first load's reference. Context: main loop, the FIB's writer. */
+/* The first load's reference: measured by the loader thread after its
+ * last fib_load (daemon/ingest_load.c), else (no route in the last
+ * family) here. Context: main loop, the FIB's writer. */
 static void
 fibd_built_measure(struct fibd *d)
 {
+	struct ingest_stats is;
 	struct fib_stats st;
 
-	fib_reclaim_barrier(d->fib);
-	fibd_fib_stats(d, &st);
+	ingest_stats(d->ing, &is);
+	if (is.load_bytes) {
+		st.bytes = is.load_bytes;
+	} else {
+		fib_reclaim_barrier(d->fib);
+		fibd_fib_stats(d, &st);
+	}
 	fibd_built_set(d, st.bytes, fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6));
 }
 
@@ -283,6 +291,32 @@ fibd_settle(struct fibd *d, int force, char *msg, size_t len)
 	int err;
 
 	d->comp.settles++;
+	if (!force) {
+		/* The quiet tick's check on the loop, without pausing the
+		 * ingest: fib_bytes counts frees still pending, so it is never
+		 * below what the thread's decision would measure after its
+		 * barrier, and compact_decide only compacts more with more
+		 * bytes. Only a table that may need it goes to the thread (its
+		 * fib_reclaim_barrier and fib_stats took 20-50 ms with the
+		 * ingest paused, every quiet period). */
+		struct compact_input in = {.bytes = fib_bytes(d->fib),
+					   .routes = routes,
+					   .built_bytes = d->comp.built_bytes,
+					   .built_routes = d->comp.built_routes,
+					   .margin = d->conf->fib.compact_margin};
+		struct compact_decision dec;
+
+		compact_decide(&in, &dec);
+		if (!dec.compact) {
+			d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
+			fibd_trim(d);
+			log_debug("fib: %.1f MB held at most for %zu routes, %.1f MB expected: no "
+				  "compaction, %s (checked on the loop)",
+				  in.bytes / 1e6, routes, dec.expected / 1e6,
+				  compact_why_name(dec.why));
+			return 0;
+		}
+	}
 	err = fibd_compact_start(d, 1, force, fibd_now());
 	if (err < 0) {
 		fibd_trim(d);

@@ -511,6 +511,35 @@ fib_walk(const struct fib *fib, int family, fib_walk_cb cb, void *arg)
 	return ret;
 }
 
+int
+fib_walk_from(const struct fib *fib, int family, struct fib_walk_pos *pos, fib_walk_cb cb,
+	      void *arg)
+{
+	unsigned skip = pos->skip;
+	int ret;
+
+	if (family == AF_INET) {
+		uint32_t k = ntohl(pos->key.v4.s_addr);
+
+		ret = trie4_walk_from(fib->t4, &k, &skip, cb, arg);
+		if (ret)
+			pos->key.v4.s_addr = htonl(k);
+	} else if (family == AF_INET6) {
+		trie6_key k = trie6_key_from(pos->key.b);
+
+		ret = trie6_walk_from(fib->t6, &k, &skip, cb, arg);
+		for (int i = 15; ret && i >= 0; i--) {
+			pos->key.b[i] = (uint8_t)k;
+			k >>= 8;
+		}
+	} else {
+		return -EINVAL;
+	}
+	pos->skip = skip;
+	pos->done = !ret;
+	return ret;
+}
+
 void
 fib_stats(const struct fib *fib, struct fib_stats *st)
 {
@@ -524,6 +553,12 @@ fib_stats(const struct fib *fib, struct fib_stats *st)
 	 * the fixed structures. */
 	st->bytes = pool_reserved(fib->ctx.pool) + sizeof(*fib);
 	st->generation = fib_generation(fib);
+}
+
+uint64_t
+fib_bytes(const struct fib *fib)
+{
+	return pool_reserved(fib->ctx.pool) + sizeof(*fib);
 }
 
 void

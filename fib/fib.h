@@ -252,6 +252,27 @@ int fib_find_rcu(const struct fib *fib, const struct fib_route *key, unsigned nt
 typedef int (*fib_walk_cb)(const struct fib_match *m, void *arg);
 int fib_walk(const struct fib *fib, int family, fib_walk_cb cb, void *arg);
 
+/*
+ * A walk in steps, as the kernel resumes a route dump: where the next step
+ * starts (key: a leaf's network address; skip: routes of that leaf already
+ * visited). Zero it to start; done is set once the family is walked.
+ */
+struct fib_walk_pos {
+	union fib_addr key;
+	uint32_t skip;
+	int done;
+};
+/*
+ * Walk the routes of one family (AF_INET or AF_INET6) from pos in key
+ * order until cb returns non-zero (the route it was given counts as
+ * visited; pos then says where to go on) or the end (pos->done). Returns
+ * cb's value, 0 at the end, -EINVAL for another family. Between steps the
+ * FIB may change: a route added or removed before pos is not seen, as
+ * with a netlink dump. Context: reader (or the writer).
+ */
+int fib_walk_from(const struct fib *fib, int family, struct fib_walk_pos *pos, fib_walk_cb cb,
+		  void *arg);
+
 /* Introspection, like /proc/net/fib_triestat plus reclamation. */
 #define FIB_STATS_MAX_BITS 32
 struct fib_trie_stats {
@@ -288,6 +309,12 @@ struct fib_stats {
 };
 /* Context: writer (walks the tries). */
 void fib_stats(const struct fib *fib, struct fib_stats *st);
+/*
+ * fib_stats' bytes without the walk: what the pools hold, memory retired
+ * and not freed yet included (so never less than fib_stats gives after
+ * fib_reclaim_barrier). O(1). Context: writer.
+ */
+uint64_t fib_bytes(const struct fib *fib);
 
 /* Force the pending reclamation batch out now. Context: writer. */
 void fib_reclaim_flush(struct fib *fib);

@@ -39,6 +39,7 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 				       uint8_t tos, unsigned nth);                            \
 	void P##_leaf_key(const struct fib_leaf *l, union fib_addr *a);                       \
 	int P##_walk(const struct P *t, fib_walk_cb cb, void *arg);                           \
+	int P##_walk_from(const struct P *t, K *key, unsigned *skip, fib_walk_cb cb, void *arg); \
 	void P##_stats(const struct P *t, struct fib_trie_stats *st);                         \
 	int P##_check(struct P *t, char *buf, size_t len);
 

@@ -1842,6 +1842,75 @@ TN(walk)(const struct TRIE_PREFIX *t, fib_walk_cb cb, void *arg)
 	return walk_rec(T_LOAD(t->root), cb, arg);
 }
 
+/*
+ * The walk resumed at a key, as the kernel's fib_table_dump resumes a
+ * netlink dump (leaf_walk_rcu from cb->args' key, then the routes of that
+ * leaf not dumped yet): only leaves with key >= from are visited, and in
+ * the leaf of key from its first skip routes are passed over. bounded
+ * says n lies on from's path (else everything below n is past from).
+ * When cb stops the walk, *at and *idx say where: the leaf's key and the
+ * index after the route cb was called for.
+ */
+static int
+walk_from_rec(const struct tkv *n, tkey from, unsigned skip, int bounded, fib_walk_cb cb,
+	      void *arg, tkey *at, unsigned *idx)
+{
+	unsigned long first = 0;
+	int ret;
+
+	if (!n)
+		return 0;
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		unsigned a = 0;
+
+		if (bounded && n->key < from)
+			return 0;
+		if (bounded && n->key == from)
+			a = skip;
+		for (; a < n->n; a++) {
+			struct fib_result res = { (const struct fib_leaf *)l,
+						  (const struct fib_alias *)&l->fa[a] };
+			struct fib_match m;
+
+			fib_result_get(&res, &m);
+			ret = cb(&m, arg);
+			if (ret) {
+				*at = n->key;
+				*idx = a + 1;
+				return ret;
+			}
+		}
+		return 0;
+	}
+	if (bounded) {
+		tkey c = get_cindex(from, n);
+
+		if (c >> n->bits) {
+			/* from leaves this node in its skipped bits: the whole
+			 * node is before or after it */
+			if (n->key < from)
+				return 0;
+			bounded = 0;
+		} else {
+			first = (unsigned long)c;
+		}
+	}
+	for (unsigned long i = first; i < child_length(n); i++) {
+		ret = walk_from_rec(T_LOAD(TNODE(n)->child[i]), from, skip, bounded && i == first, cb,
+				    arg, at, idx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int
+TN(walk_from)(const struct TRIE_PREFIX *t, tkey *key, unsigned *skip, fib_walk_cb cb, void *arg)
+{
+	return walk_from_rec(T_LOAD(t->root), *key, *skip, 1, cb, arg, key, skip);
+}
+
 static void
 stats_rec(const struct tkv *n, unsigned depth, struct fib_trie_stats *st)
 {

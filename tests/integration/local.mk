@@ -35,10 +35,12 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/daemon_cache.sh \
 	tests/integration/daemon_robust.sh \
 	tests/integration/ctl_flow.sh \
+	tests/integration/ctl_stream.sh \
 	tests/integration/ingest_policy.sh \
 	tests/integration/policy_kernel.sh
 TESTS += \
 	tests/integration/ctl_flow.sh \
+	tests/integration/ctl_stream.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \
@@ -48,6 +50,7 @@ TESTS += \
 	tests/integration/policy_kernel.sh
 dist_noinst_SCRIPTS += \
 	tests/integration/ctl_flow.sh \
+	tests/integration/ctl_stream.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
 	tests/integration/nl_basic.sh \

@@ -339,6 +339,57 @@ START_TEST(test_thresholds)
 END_TEST
 
 /* Bulk load equals one insert at a time; then churn on the loaded trie. */
+/* fib_walk_from in steps of 1..k routes visits what one fib_walk does, in
+ * the same order, and ends done. */
+struct walk_rec {
+	struct fib_match *m;
+	size_t n, cap;
+	unsigned stop_after, left; /* steps: stop after this many routes */
+};
+
+static int
+walk_collect(const struct fib_match *m, void *arg)
+{
+	struct walk_rec *w = arg;
+
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 1024;
+		w->m = realloc(w->m, w->cap * sizeof(*w->m));
+		ck_assert_ptr_nonnull(w->m);
+	}
+	w->m[w->n++] = *m;
+	return w->stop_after && --w->left == 0;
+}
+
+static void
+check_walk_steps(const struct fib *fib, int family, uint64_t *s)
+{
+	struct walk_rec all = {0}, step = {0};
+	struct fib_walk_pos pos;
+	unsigned steps = 0;
+
+	ck_assert_int_eq(fib_walk(fib, family, walk_collect, &all), 0);
+	memset(&pos, 0, sizeof(pos));
+	while (!pos.done) {
+		step.stop_after = 1 + (unsigned)(lpm_rand(s) % 40);
+		step.left = step.stop_after;
+		fib_read_lock();
+		fib_walk_from(fib, family, &pos, walk_collect, &step);
+		fib_read_unlock();
+		ck_assert_uint_le(++steps, all.n + 1);
+	}
+	ck_assert_uint_eq(step.n, all.n);
+	for (size_t i = 0; i < all.n; i++) {
+		ck_assert_uint_eq(step.m[i].plen, all.m[i].plen);
+		ck_assert_uint_eq(step.m[i].table, all.m[i].table);
+		ck_assert_ptr_eq(step.m[i].info, all.m[i].info);
+		ck_assert_int_eq(memcmp(&step.m[i].prefix, &all.m[i].prefix, sizeof(all.m[i].prefix)), 0);
+	}
+	ck_assert_int_eq(fib_walk_from(fib, 99, &pos, walk_collect, &step), -EINVAL);
+	free(all.m);
+	free(step.m);
+}
+
 static void
 load_run(int family, uint64_t seed, size_t n)
 {
@@ -396,6 +447,7 @@ load_run(int family, uint64_t seed, size_t n)
 		ck_assert_uint_le(a->bytes, b->bytes);
 		compare(fib, &m, family, &s, 1000);
 	}
+	check_walk_steps(fib, family, &s);
 	/* loading into a non-empty family adds one by one, skipping dups */
 	ck_assert_int_eq(fib_load(fib, fr, k), 0);
 	check_trie(fib);
