@@ -803,7 +803,11 @@ decision_source(const struct rctx *c, struct fib_decision *d)
 	} else if (d->type == FIB_LOCAL) {
 		d->src = c->fl->dst;
 		d->flags |= FIB_D_SRC;
-	} else if (select_source6(c, fi->nh_count ? fi->nh[d->path].ifindex : 0, &d->src)) {
+	} else if (select_source6(c, fi->nh_count ? fi->nh[fi->nh_id ? 0 : d->path].ifindex : 0,
+				  &d->src)) {
+		/* a next-hop object's source comes from its first path's device
+		 * whichever path the hash chose (ip6_route_get_saddr:
+		 * fib6_info_nh_dev, nexthop_fib6_nh takes the group's first) */
 		d->flags |= FIB_D_SRC;
 	}
 }
