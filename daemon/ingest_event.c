@@ -12,8 +12,8 @@
  * through it, and deleting or replacing a next-hop object changes routes
  * that use it, without RTM_DELROUTE. Both trigger a resync
  * (daemon/ingest_resync.c). An ENOBUFS on the event socket does too, and
- * so does a resilient group's bucket found moved by the buckets' periodic
- * re-dump (the kernel migrates buckets on its timers without a message:
+ * so does a resilient group's bucket moved by the kernel's timers
+ * (notified, or found by the buckets' periodic re-dump:
  * daemon/ingest_priv.h, INGEST_NHB_SECONDS).
  */
 #include "config.h"
@@ -157,9 +157,16 @@ ingest_nh_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	ing->st.nh_objects = nl_nhtab_count(ing->nht);
 }
 
-/* One bucket of a resilient group (dumps only: the kernel sends none). */
+/*
+ * One bucket of a resilient group: from a dump, or an event (Linux 6.18
+ * notifies each bucket its idle or unbalanced timer migrates on
+ * RTNLGRP_NEXTHOP; the periodic re-dump stays for a notification lost or
+ * not sent). A bucket moved by an event changes the map of the routes
+ * through its group: a resync gives them the new one; the rest of the
+ * burst finds the dump started and is part of what it reads.
+ */
 static void
-ingest_nhb_msg(struct ingest *ing, const struct nlmsghdr *nlh)
+ingest_nhb_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 {
 	enum nl_err err;
 	int changed, ret = nl_nhtab_bucket_msg(ing->nht, nlh, &changed, &err);
@@ -170,6 +177,9 @@ ingest_nhb_msg(struct ingest *ing, const struct nlmsghdr *nlh)
 			     nlh->nlmsg_len, nl_err_name(err));
 	} else if (ret == 0 && changed && ing->nhb_only) {
 		ing->nhb_changed = 1;
+	} else if (ret == 0 && changed && !from_dump && ing->phase == PH_IDLE) {
+		log_debug("resilient group bucket moved: resync");
+		ingest_resync(ing);
 	}
 }
 
@@ -328,7 +338,7 @@ ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 		ingest_nh_msg(ing, nlh, from_dump);
 		break;
 	case RTM_NEWNEXTHOPBUCKET:
-		ingest_nhb_msg(ing, nlh);
+		ingest_nhb_msg(ing, nlh, from_dump);
 		break;
 	case RTM_NEWRULE:
 	case RTM_DELRULE:

@@ -51,9 +51,12 @@ enum ingest_step { ST_LINK, ST_ADDR, ST_RULE4, ST_RULE6, ST_NH, ST_NHB, ST_V4, S
 
 /*
  * Resilient groups' buckets (ST_NHB) are kernel state the kernel migrates
- * on its own, on the group's idle and unbalanced timers, without sending
- * any netlink message. So while a resilient group exists their dump is
- * repeated every INGEST_NHB_SECONDS: the dump socket asks
+ * on its own, on the group's idle and unbalanced timers. Linux 6.18
+ * notifies each migrated bucket (RTM_NEWNEXTHOPBUCKET on RTNLGRP_NEXTHOP:
+ * a resync follows, daemon/ingest_event.c), but nothing promises that of
+ * every kernel, and a lost notification would leave a stale map for good.
+ * So while a resilient group exists their dump is also repeated every
+ * INGEST_NHB_SECONDS: the dump socket asks
  * RTM_GETNEXTHOPBUCKET alone, and a bucket found moved asks for a resync,
  * which gives the routes through the group their new map. A group added
  * or changed by an event, or a route through a group whose buckets are
