@@ -12,9 +12,9 @@
 #     suppress_prefixlength and suppress_ifgroup
 #   4 nexthop objects: a single path, an mpath group with weights
 #   4r resilient groups, both families: the path is the kernel's bucket
-#     (hash % buckets); buckets moved by a group replace (a netlink
-#     event) and by the kernel's idle timer (no event: fibd's periodic
-#     bucket re-dump must catch it)
+#     (hash % buckets); buckets moved by a group replace and by the
+#     kernel's idle timer (a bucket notification, and fibd's periodic
+#     bucket re-dump in case one is missed)
 #   5 a link going down under a multipath route
 #   6 rules added and removed while flows are asked, then compared
 #   7 IPv6: rules, tables, ECMP
@@ -239,8 +239,9 @@ if ipn nexthop add id 20 group 1/2,2/3 type resilient buckets 32 idle_timer 0 2>
 	ipn nexthop replace id 23 group 21,3/22 type resilient buckets 16 idle_timer 0
 	compare_res resilient-replaced 42
 	# idle_timer 6: the buckets ip route get has just used stay put after
-	# the replace, then move once idle, with no netlink message at all;
-	# only fibd's periodic bucket re-dump (every 10 s) can see it.
+	# the replace, then move once idle, after the replace's event: fibd
+	# follows the kernel's bucket notifications (Linux 6.18) and re-dumps
+	# the buckets every 10 s in case one is missed.
 	for i in $(seq 1 254); do echo "route get 100.64.1.$i"; done >"$TMP/flows.busy"
 	ipn nexthop replace id 20 group 1/2/3 type resilient buckets 32 idle_timer 0 # balanced at once
 	ipn nexthop replace id 20 group 1/2/3 type resilient buckets 32 idle_timer 6
@@ -261,12 +262,9 @@ if ipn nexthop add id 20 group 1/2,2/3 type resilient buckets 32 idle_timer 0 2>
 	nhb=$(grep -o 'nh_bucket_dumps=[0-9]*/[0-9]*' "$TMP/fibd.log" | tail -1)
 	echo "buckets after the replace: $before"
 	echo "buckets once balanced:     $after"
-	echo "note: $moved of 32 buckets moved silently (idle timer) after the replace; resync took ${synced} s; fibd $nhb (bucket re-dumps / re-dumps that found a bucket moved)"
-	if [ "$moved" -gt 0 ] && [ "$synced" -lt 4 ]; then
-		[ "${nhb##*/}" -gt 0 ] || nl_fail "resilient-idle: a silent bucket migration was not found by fibd's bucket re-dump"
-	else
-		echo "note: the silent migration came too early or not at all: the re-dump path is not exercised this run"
-	fi
+	echo "note: $moved of 32 buckets moved by the idle timer after the replace; resync took ${synced} s; fibd $nhb (bucket re-dumps / re-dumps that found a bucket moved)"
+	[ "$moved" -gt 0 ] ||
+		echo "note: the kernel balanced the group at the replace: no later move to follow this run"
 else
 	echo "skip: resilient group scenario: this kernel has no resilient nexthop groups"
 fi
