@@ -407,7 +407,8 @@ fibd_log_stats(struct fibd *d)
 					     (unsigned long long)st.parse_errors[i]);
 	log_info("stats: msgs=%llu loaded=%llu added=%llu deleted=%llu exists=%llu missing=%llu "
 		 "fib_errors=%llu skipped=%llu unknown_attrs=%llu drops=%llu resyncs=%llu "
-		 "dump_intr=%llu slices=%llu nh_objects=%llu rules=%llu/%llu addrs=%llu/%llu "
+		 "dump_intr=%llu slices=%llu nh_objects=%llu nh_bucket_dumps=%llu/%llu "
+		 "rules=%llu/%llu addrs=%llu/%llu "
 		 "links=%llu/%llu policy_stale=%llu policy_errors=%llu publishes=%llu "
 		 "parse_errors:%s",
 		 (unsigned long long)st.msgs, (unsigned long long)st.routes_loaded,
@@ -417,6 +418,7 @@ fibd_log_stats(struct fibd *d)
 		 (unsigned long long)st.unknown_attrs, (unsigned long long)st.drops,
 		 (unsigned long long)st.resyncs, (unsigned long long)st.dump_intr,
 		 (unsigned long long)st.slices, (unsigned long long)st.nh_objects,
+		 (unsigned long long)st.nh_bucket_dumps, (unsigned long long)st.nh_bucket_changes,
 		 (unsigned long long)st.rules_applied, (unsigned long long)st.rules_rejected,
 		 (unsigned long long)st.addrs_applied, (unsigned long long)st.addrs_rejected,
 		 (unsigned long long)st.links_applied, (unsigned long long)st.links_rejected,

@@ -59,9 +59,46 @@ ingest_ifindex(const struct ingest *ing, const char *name)
 }
 
 void
+ingest_nhb_arm(struct ingest *ing, unsigned ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	struct timeval left;
+
+	if (!nl_nhtab_res_count(ing->nht))
+		return;
+	if (event_pending(ing->nhb_timer, EV_TIMEOUT, &left)) {
+		struct timeval now;
+
+		event_base_gettimeofday_cached(ing->base, &now);
+		evutil_timersub(&left, &now, &left);
+		if (evutil_timercmp(&left, &tv, <=))
+			return;
+	}
+	event_add(ing->nhb_timer, &tv);
+}
+
+/* The buckets' timer: re-dump them when the loop is idle, else a bit later. */
+static void
+ingest_nhb_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest *ing = arg;
+
+	(void)fd;
+	(void)what;
+	if (!nl_nhtab_res_count(ing->nht))
+		return; /* armed again when a resilient group comes */
+	if (ing->phase != PH_IDLE || ing->paused || ing->load.running || ing->resync_pending) {
+		ingest_nhb_arm(ing, 1000);
+		return;
+	}
+	ingest_nhb_dump(ing);
+}
+
+void
 ingest_go_idle(struct ingest *ing)
 {
 	ing->phase = PH_IDLE;
+	ingest_nhb_arm(ing, INGEST_NHB_SECONDS * 1000);
 	if (ing->paused)
 		return; /* ingest_resume goes on from here */
 	if (ing->resync_pending) {
@@ -200,8 +237,9 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->dump_read = event_new(base, mnl_socket_get_fd(ing->dump_nl), EV_READ | EV_PERSIST,
 				   ingest_dump_read, ing);
 	ing->work = event_new(base, -1, 0, ingest_work, ing);
+	ing->nhb_timer = evtimer_new(base, ingest_nhb_timer, ing);
 	ing->load.ho = handoff_new(base, ingest_loader, ingest_load_done, ing);
-	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->load.ho)
+	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->nhb_timer || !ing->load.ho)
 		goto fail;
 	ing->rl_parse.burst = 5;
 	ing->rl_fib.burst = 5;
@@ -275,6 +313,8 @@ ingest_free(struct ingest *ing)
 		event_free(ing->dump_read);
 	if (ing->work)
 		event_free(ing->work);
+	if (ing->nhb_timer)
+		event_free(ing->nhb_timer);
 	if (ing->ev_nl)
 		mnl_socket_close(ing->ev_nl);
 	if (ing->dump_nl)

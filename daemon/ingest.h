@@ -83,6 +83,8 @@ struct ingest_stats {
 	uint64_t dump_intr;       /* dumps flagged NLM_F_DUMP_INTR */
 	uint64_t slices;          /* slices that ran out of budget */
 	uint64_t nh_objects;
+	uint64_t nh_bucket_dumps;   /* re-dumps of the resilient groups' buckets (timer) */
+	uint64_t nh_bucket_changes; /* of them, those that found a bucket moved: a resync */
 	uint64_t rules_applied;   /* fib_rule_add/del that succeeded, dumps included */
 	uint64_t rules_rejected;  /* rule messages the parser rejected (also parse_errors) */
 	uint64_t addrs_applied;   /* fib_ifaddr_add/del that succeeded */

@@ -41,6 +41,7 @@ ingest_set_reset(struct ingest_set *s)
 {
 	s->n = 0;
 	s->nnh = 0;
+	s->nmap = 0;
 }
 
 void
@@ -48,6 +49,7 @@ ingest_set_free(struct ingest_set *s)
 {
 	free(s->r);
 	free(s->nh);
+	free(s->map);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -74,6 +76,18 @@ ingest_set_add(struct ingest_set *s, const struct fib_route *r)
 		s->r = nr;
 		s->cap = cap;
 	}
+	if (r->res_buckets && s->nmap + r->res_buckets > s->capmap) {
+		size_t cap = s->capmap ? s->capmap * 2 : 4096;
+		uint8_t *nm;
+
+		while (cap < s->nmap + r->res_buckets)
+			cap *= 2;
+		nm = realloc(s->map, cap);
+		if (!nm)
+			return -ENOMEM;
+		s->map = nm;
+		s->capmap = cap;
+	}
 	if (s->nnh + r->nh_count > s->capnh) {
 		size_t cap = s->capnh ? s->capnh * 2 : INGEST_SET_FIRST;
 		struct fib_nh *nn;
@@ -91,6 +105,10 @@ ingest_set_add(struct ingest_set *s, const struct fib_route *r)
 	if (r->nh_count)
 		memcpy(&s->nh[s->nnh], r->nh, r->nh_count * sizeof(*r->nh));
 	s->nnh += r->nh_count;
+	s->r[s->n].res_map = (const uint8_t *)(uintptr_t)s->nmap;
+	if (r->res_buckets)
+		memcpy(&s->map[s->nmap], r->res_map, r->res_buckets);
+	s->nmap += r->res_buckets;
 	s->n++;
 	return 0;
 }
@@ -99,8 +117,10 @@ ingest_set_add(struct ingest_set *s, const struct fib_route *r)
 void
 ingest_set_fix(struct ingest_set *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		s->r[i].nh = s->r[i].nh_count ? &s->nh[(uintptr_t)s->r[i].nh] : NULL;
+		s->r[i].res_map = s->r[i].res_buckets ? &s->map[(uintptr_t)s->r[i].res_map] : NULL;
+	}
 }
 
 static void
@@ -166,6 +186,13 @@ ingest_send_dump(struct ingest *ing)
 		nhm->nh_family = AF_UNSPEC;
 		break;
 	}
+	case ST_NHB: {
+		struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+
+		nlh->nlmsg_type = RTM_GETNEXTHOPBUCKET;
+		nhm->nh_family = AF_UNSPEC;
+		break;
+	}
 	case ST_V4:
 	case ST_V6: {
 		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
@@ -186,12 +213,46 @@ ingest_send_dump(struct ingest *ing)
 	return 0;
 }
 
+/* The buckets' re-dump ended: a moved bucket asks for a resync. */
+static void
+ingest_nhb_done(struct ingest *ing)
+{
+	event_del(ing->dump_read);
+	ing->nhb_only = 0;
+	if (ing->nhb_changed) {
+		ing->st.nh_bucket_changes++;
+		log_debug("resilient group buckets moved: resync");
+		ing->resync_pending = 1;
+	}
+	ingest_go_idle(ing);
+}
+
+void
+ingest_nhb_dump(struct ingest *ing)
+{
+	ing->phase = PH_DUMP;
+	event_del(ing->ev_read);
+	ing->step = ST_NHB;
+	ing->nhb_only = 1;
+	ing->nhb_changed = 0;
+	ing->st.nh_bucket_dumps++;
+	event_add(ing->dump_read, NULL);
+	if (ingest_send_dump(ing) < 0) {
+		log_warn("bucket dump request");
+		ingest_nhb_done(ing);
+	}
+}
+
 /* Move to the next dump step that applies, or to APPLY. */
 static void
 ingest_next_step(struct ingest *ing)
 {
 	enum ingest_step from = ing->step;
 
+	if (ing->nhb_only) {
+		ingest_nhb_done(ing);
+		return;
+	}
 	if (ing->first && ing->step == ST_V4 && (ing->conf.families & INGEST_V6) &&
 	    ing->set.n) {
 		ingest_set_fix(&ing->set);
@@ -252,6 +313,7 @@ ingest_start_dump(struct ingest *ing)
 	if (!ing->first)
 		ingest_ev_discard(ing);
 	clock_gettime(CLOCK_MONOTONIC, &ing->t0);
+	ing->nhb_only = 0;
 	ingest_set_reset(&ing->set);
 	nl_nhtab_clear(ing->nht);
 	ingest_policy_dump_begin(ing);
@@ -288,7 +350,8 @@ ingest_dump_error(struct ingest *ing, int err)
 		if (ingest_send_dump(ing) == 0)
 			return;
 	}
-	if (ing->step != ST_NH) /* kernels before 5.3 have no next-hop objects */
+	/* kernels before 5.3 have no next-hop objects, before 5.13 no buckets */
+	if (ing->step != ST_NH && ing->step != ST_NHB)
 		log_warnx("dump step %d: %s", ing->step, strerror(err));
 	ingest_next_step(ing);
 }

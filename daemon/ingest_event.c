@@ -11,7 +11,10 @@
  * Silent kernel changes: taking a link down or deleting it flushes routes
  * through it, and deleting or replacing a next-hop object changes routes
  * that use it, without RTM_DELROUTE. Both trigger a resync
- * (daemon/ingest_resync.c). An ENOBUFS on the event socket does too.
+ * (daemon/ingest_resync.c). An ENOBUFS on the event socket does too, and
+ * so does a resilient group's bucket moved by the kernel's timers
+ * (notified, or found by the buckets' periodic re-dump:
+ * daemon/ingest_priv.h, INGEST_NHB_SECONDS).
  */
 #include "config.h"
 
@@ -134,6 +137,7 @@ static void
 ingest_nh_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 {
 	enum nl_err err;
+	size_t nres = nl_nhtab_res_count(ing->nht);
 	int changed, ret = nl_nhtab_msg(ing->nht, nlh, &changed, &err);
 
 	if (ret == -EINVAL) {
@@ -145,8 +149,38 @@ ingest_nh_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	} else if (ret == 0 && changed && !from_dump) {
 		log_debug("nexthop object changed: resync");
 		ingest_resync(ing);
+	} else if (ret == 0 && !from_dump && nl_nhtab_res_count(ing->nht) > nres) {
+		/* a new resilient group: its buckets come with a dump */
+		log_debug("resilient nexthop group added: resync");
+		ingest_resync(ing);
 	}
 	ing->st.nh_objects = nl_nhtab_count(ing->nht);
+}
+
+/*
+ * One bucket of a resilient group: from a dump, or an event (Linux 6.18
+ * notifies each bucket its idle or unbalanced timer migrates on
+ * RTNLGRP_NEXTHOP; the periodic re-dump stays for a notification lost or
+ * not sent). A bucket moved by an event changes the map of the routes
+ * through its group: a resync gives them the new one; the rest of the
+ * burst finds the dump started and is part of what it reads.
+ */
+static void
+ingest_nhb_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
+{
+	enum nl_err err;
+	int changed, ret = nl_nhtab_bucket_msg(ing->nht, nlh, &changed, &err);
+
+	if (ret == -EINVAL) {
+		ing->st.parse_errors[err]++;
+		log_warnx_rl(&ing->rl_parse, "bad nexthop bucket message (%u bytes): %s",
+			     nlh->nlmsg_len, nl_err_name(err));
+	} else if (ret == 0 && changed && ing->nhb_only) {
+		ing->nhb_changed = 1;
+	} else if (ret == 0 && changed && !from_dump && ing->phase == PH_IDLE) {
+		log_debug("resilient group bucket moved: resync");
+		ingest_resync(ing);
+	}
 }
 
 /*
@@ -235,6 +269,10 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 		log_warnx_rl(&ing->rl_parse, "route message with %u unknown attribute(s), type %u: ignored",
 			     nr->unknown_attrs, nr->unknown_type);
 	}
+	if (nr->res_incomplete && !from_dump) {
+		log_debug("route through a resilient group of unknown buckets: resync");
+		ingest_resync(ing); /* its map comes with the buckets */
+	}
 	if (ret == NL_SKIP || !ingest_family_wanted(ing, nr->r.family) ||
 	    !ingest_table_wanted(ing, nr->r.table)) {
 		ing->st.skipped++;
@@ -298,6 +336,9 @@ ingest_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	case RTM_NEWNEXTHOP:
 	case RTM_DELNEXTHOP:
 		ingest_nh_msg(ing, nlh, from_dump);
+		break;
+	case RTM_NEWNEXTHOPBUCKET:
+		ingest_nhb_msg(ing, nlh, from_dump);
 		break;
 	case RTM_NEWRULE:
 	case RTM_DELRULE:

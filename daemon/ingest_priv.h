@@ -47,7 +47,22 @@
 #define INGEST_BUF (64 * 1024)
 
 enum ingest_phase { PH_IDLE, PH_DUMP, PH_APPLY };
-enum ingest_step { ST_LINK, ST_ADDR, ST_RULE4, ST_RULE6, ST_NH, ST_V4, ST_V6, ST_DONE };
+enum ingest_step { ST_LINK, ST_ADDR, ST_RULE4, ST_RULE6, ST_NH, ST_NHB, ST_V4, ST_V6, ST_DONE };
+
+/*
+ * Resilient groups' buckets (ST_NHB) are kernel state the kernel migrates
+ * on its own, on the group's idle and unbalanced timers. Linux 6.18
+ * notifies each migrated bucket (RTM_NEWNEXTHOPBUCKET on RTNLGRP_NEXTHOP:
+ * a resync follows, daemon/ingest_event.c), but nothing promises that of
+ * every kernel, and a lost notification would leave a stale map for good.
+ * So while a resilient group exists their dump is also repeated every
+ * INGEST_NHB_SECONDS: the dump socket asks
+ * RTM_GETNEXTHOPBUCKET alone, and a bucket found moved asks for a resync,
+ * which gives the routes through the group their new map. A group added
+ * or changed by an event, or a route through a group whose buckets are
+ * not known, asks for a resync at once (daemon/ingest_event.c).
+ */
+#define INGEST_NHB_SECONDS 10
 
 /* ingest_policy.done: the policy kinds whose dump ended without error */
 #define INGEST_POL_LINK 0x1
@@ -80,6 +95,8 @@ struct ingest_set {
 	size_t n, cap;
 	struct fib_nh *nh;
 	size_t nnh, capnh;
+	uint8_t *map; /* the routes' bucket maps (res_map), as nh */
+	size_t nmap, capmap;
 };
 
 struct ingest {
@@ -90,6 +107,9 @@ struct ingest {
 	unsigned dump_portid;
 	uint32_t seq;
 	struct event *ev_read, *dump_read, *work;
+	struct event *nhb_timer; /* the buckets' re-dump (INGEST_NHB_SECONDS) */
+	int nhb_only;            /* the running dump is that re-dump */
+	int nhb_changed;         /* and it found a bucket moved */
 	struct nl_nhtab *nht;
 	struct ingest_link *links;
 	size_t nlinks;
@@ -183,6 +203,11 @@ int ingest_set_add(struct ingest_set *s, const struct fib_route *r);
 void ingest_set_fix(struct ingest_set *s);
 /* A dump from the first step; the dump socket's callback. */
 void ingest_start_dump(struct ingest *ing);
+/* The buckets' re-dump alone, from IDLE; back to IDLE when done. */
+void ingest_nhb_dump(struct ingest *ing);
+/* ingest.c: arm the buckets' timer (in ms) while resilient groups exist;
+ * an earlier expiry already pending is kept. */
+void ingest_nhb_arm(struct ingest *ing, unsigned ms);
 void ingest_dump_read(evutil_socket_t fd, short what, void *arg);
 
 /* ingest_load.c: the first dump into the FIB on the loader thread. */

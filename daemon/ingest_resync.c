@@ -44,6 +44,8 @@ ingest_walk_cb(const struct fib_match *m, void *arg)
 	r.encap_type = m->info->encap_type;
 	r.nh_id = m->info->nh_id;
 	r.nh = m->info->nh;
+	r.res_buckets = m->info->res_buckets;
+	r.res_map = fib_info_res_map(m->info);
 	return ingest_set_add(&ing->cur, &r) < 0 ? -ENOMEM : 0;
 }
 

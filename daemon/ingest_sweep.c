@@ -73,6 +73,9 @@ ingest_sweep_route_equal(const struct fib_route *a, const struct fib_route *b)
 		return 0;
 	if (a->prefsrc_set && memcmp(a->prefsrc.b, b->prefsrc.b, alen))
 		return 0;
+	if (a->res_buckets != b->res_buckets ||
+	    (a->res_buckets && memcmp(a->res_map, b->res_map, a->res_buckets)))
+		return 0; /* a resilient group's buckets moved */
 	for (unsigned i = 0; i < a->nh_count; i++) {
 		const struct fib_nh *x = &a->nh[i], *y = &b->nh[i];
 

@@ -51,6 +51,7 @@ static const char *const nl_err_names[NL_ERR_COUNT] = {
 	[NL_ERR_IFNAME] = "ifname",
 	[NL_ERR_IFADDR] = "ifaddr",
 	[NL_ERR_LINK] = "link",
+	[NL_ERR_NHBUCKET] = "nhbucket",
 };
 
 const char *
@@ -96,6 +97,7 @@ enum nl_atype {
 	NL_A_IGNORE,      /* known, not needed by the FIB: any length, skipped */
 	NL_A_U16,         /* exactly 2 bytes */
 	NL_A_U32,         /* exactly 4 bytes */
+	NL_A_U64,         /* exactly 8 bytes */
 	NL_A_ADDR,        /* exactly the message family's address size */
 	NL_A_VIA,         /* struct rtvia, sized by its own family */
 	NL_A_NESTED,      /* checked by its own step (RTA_MULTIPATH) */
@@ -159,10 +161,36 @@ static const struct nl_policy nl_rtnh_policy[] = {
 static const struct nl_policy nl_nha_policy[] = {
 	[NHA_ID] = { NL_A_U32, NL_ERR_NHMSG },
 	[NHA_GROUP] = { NL_A_GROUP, NL_ERR_NHMSG },
+	[NHA_GROUP_TYPE] = { NL_A_U16, NL_ERR_NHMSG },
 	[NHA_BLACKHOLE] = NL_IGNORE,
 	[NHA_OIF] = { NL_A_U32, NL_ERR_NHMSG },
 	[NHA_GATEWAY] = { NL_A_ADDR, NL_ERR_NHMSG },
 	[NHA_FDB] = NL_IGNORE,
+	[NHA_RES_GROUP] = { NL_A_NESTED, NL_ERR_NHMSG },
+};
+
+/* Inside NHA_RES_GROUP: the resilient group's parameters (type 0 is the
+ * 64-bit padding). */
+static const struct nl_policy nl_nha_res_group_policy[] = {
+	[NHA_RES_GROUP_PAD] = NL_IGNORE,
+	[NHA_RES_GROUP_BUCKETS] = { NL_A_U16, NL_ERR_NHMSG },
+	[NHA_RES_GROUP_IDLE_TIMER] = { NL_A_U32, NL_ERR_NHMSG },
+	[NHA_RES_GROUP_UNBALANCED_TIMER] = { NL_A_U32, NL_ERR_NHMSG },
+	[NHA_RES_GROUP_UNBALANCED_TIME] = { NL_A_U64, NL_ERR_NHMSG },
+};
+
+/* A bucket message (RTM_NEWNEXTHOPBUCKET): the group's id and one bucket. */
+static const struct nl_policy nl_nhb_policy[] = {
+	[NHA_ID] = { NL_A_U32, NL_ERR_NHBUCKET },
+	[NHA_RES_BUCKET] = { NL_A_NESTED, NL_ERR_NHBUCKET },
+};
+
+/* Inside NHA_RES_BUCKET. */
+static const struct nl_policy nl_nha_res_bucket_policy[] = {
+	[NHA_RES_BUCKET_PAD] = NL_IGNORE,
+	[NHA_RES_BUCKET_INDEX] = { NL_A_U16, NL_ERR_NHBUCKET },
+	[NHA_RES_BUCKET_IDLE_TIME] = { NL_A_U64, NL_ERR_NHBUCKET },
+	[NHA_RES_BUCKET_NH_ID] = { NL_A_U32, NL_ERR_NHBUCKET },
 };
 
 #define NL_POLICY(tab, type)                                                               \
@@ -205,6 +233,8 @@ nl_attr_valid(const struct nl_policy *pol, const struct nlattr *a, unsigned alen
 		return plen == 2;
 	case NL_A_U32:
 		return plen == 4;
+	case NL_A_U64:
+		return plen == 8;
 	case NL_A_ADDR:
 		return alen && plen == alen;
 	case NL_A_VIA:
@@ -325,6 +355,7 @@ nl_route_header(const struct nlmsghdr *nlh, struct nl_route *out, struct nl_rta 
 	out->msg_flags = nlh->nlmsg_flags;
 	out->unknown_attrs = 0;
 	out->nh_resolved = 0;
+	out->res_incomplete = 0;
 
 	st->alen = nl_alen(rtm->rtm_family);
 	if (!st->alen) {
@@ -450,6 +481,9 @@ nl_route_canonical(const struct fib_route *r, unsigned alen, enum nl_err *err)
 	return 0;
 }
 
+static unsigned nl_nhtab_res(const struct nl_nhtab *t, uint32_t id, const struct fib_nh *nh,
+			     unsigned n, const uint8_t **map, int *incomplete);
+
 /* RTA_NH_ID without paths beside it: expand the object from the table. */
 static int
 nl_route_nh_id(struct nl_route *out, const struct nl_nhtab *nht, enum nl_err *err)
@@ -486,6 +520,17 @@ nl_route_paths(struct nl_route *out, const struct rtmsg *rtm, const struct nl_nh
 
 	if (st->mp)
 		return nl_multipath(st->mp, out->r.family, out, err);
+	if (out->r.nh_id && nht && nl_nhtab_res_count(nht) && !st->has_nh0) {
+		/* paths from the table: a resilient group's come with its map */
+		int incomplete, ret = nl_route_nh_id(out, nht, err);
+
+		if (ret == 0 && out->r.nh_count)
+			out->r.res_buckets = (uint16_t)nl_nhtab_res(nht, out->r.nh_id, out->nh,
+								   out->r.nh_count, &out->r.res_map,
+								   &incomplete);
+		out->res_incomplete = ret == 0 && out->r.nh_count && incomplete;
+		return ret;
+	}
 	if (st->has_nh0) {
 		nh0->weight = 1;
 		if (rtm->rtm_flags & RTNH_F_ONLINK)
@@ -532,6 +577,15 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 	    nl_route_canonical(&out->r, st.alen, err) < 0 ||
 	    nl_route_paths(out, rtm, nht, &st, err) < 0)
 		return -EINVAL;
+	if (st.mp && out->r.nh_id && nht && nl_nhtab_res_count(nht)) {
+		/* nexthop_compat_mode: the group's paths expanded by the kernel */
+		int incomplete;
+
+		out->r.res_buckets = (uint16_t)nl_nhtab_res(nht, out->r.nh_id, out->nh,
+							    out->r.nh_count, &out->r.res_map,
+							    &incomplete);
+		out->res_incomplete = (uint8_t)incomplete;
+	}
 	return nl_route_kind(rtm, &out->r);
 }
 
@@ -539,11 +593,17 @@ nl_route_parse(const struct nlmsghdr *nlh, const struct nl_nhtab *nht, struct nl
 
 #define NL_NHTAB_BUCKETS 1024
 
+#define NL_BUCKET_UNKNOWN 0xff /* a resilient bucket the kernel has not told yet */
+
 struct nl_nhobj {
 	struct nl_nhobj *next;
 	uint32_t id;
 	uint8_t blackhole;
+	uint8_t resilient; /* NEXTHOP_GRP_TYPE_RES */
 	uint16_t ngrp; /* 0: single path in nh */
+	uint16_t nbuckets; /* resilient: NHA_RES_GROUP_BUCKETS */
+	uint16_t bknown;   /* resilient: buckets whose member is known */
+	uint8_t *bmap;     /* resilient: per bucket, its member's index in grp[] */
 	struct fib_nh nh;
 	struct nl_nhgrp {
 		uint32_t id;
@@ -554,6 +614,7 @@ struct nl_nhobj {
 struct nl_nhtab {
 	struct nl_nhobj *bucket[NL_NHTAB_BUCKETS];
 	size_t count;
+	size_t nres; /* resilient groups */
 };
 
 struct nl_nhtab *
@@ -565,6 +626,7 @@ nl_nhtab_new(void)
 static void
 nl_nhobj_free(struct nl_nhobj *o)
 {
+	free(o->bmap);
 	free(o->grp);
 	free(o);
 }
@@ -582,6 +644,7 @@ nl_nhtab_clear(struct nl_nhtab *t)
 		t->bucket[i] = NULL;
 	}
 	t->count = 0;
+	t->nres = 0;
 }
 
 void
@@ -597,6 +660,12 @@ size_t
 nl_nhtab_count(const struct nl_nhtab *t)
 {
 	return t->count;
+}
+
+size_t
+nl_nhtab_res_count(const struct nl_nhtab *t)
+{
+	return t->nres;
 }
 
 static struct nl_nhobj **
@@ -615,7 +684,48 @@ struct nl_nha {
 	const struct nexthop_grp *grp;
 	unsigned ngrp;
 	int fdb;
+	int has_type;       /* NHA_GROUP_TYPE given */
+	uint16_t type;      /* NEXTHOP_GRP_TYPE_* */
+	uint16_t nbuckets;  /* NHA_RES_GROUP_BUCKETS, 0 without */
 };
+
+/*
+ * The attributes nested in a (well-formed, inside its message) attribute,
+ * each checked against pol (npol entries; other types skipped), the walk
+ * ending exactly at its end. cb gets each known one. -1 if malformed.
+ */
+static int
+nl_nested_walk(const struct nlattr *nest, const struct nl_policy *pol, size_t npol,
+	       void (*cb)(void *arg, unsigned type, const struct nlattr *a), void *arg)
+{
+	const char *p = mnl_attr_get_payload(nest);
+	const char *end = (const char *)nest + nest->nla_len;
+
+	while (end - p >= NLA_HDRLEN) {
+		const struct nlattr *a = (const struct nlattr *)p;
+		unsigned type = a->nla_type & NLA_TYPE_MASK;
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p)
+			return -1;
+		if (type < npol && pol[type].type != NL_A_UNKNOWN) {
+			if (!nl_attr_valid(&pol[type], a, 0))
+				return -1;
+			cb(arg, type, a);
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	/* the last attribute's padding may run past the nest */
+	return p == end || p == (const char *)nest + NLA_ALIGN(nest->nla_len) ? 0 : -1;
+}
+
+static void
+nl_res_group_attr(void *arg, unsigned type, const struct nlattr *a)
+{
+	struct nl_nha *x = arg;
+
+	if (type == NHA_RES_GROUP_BUCKETS)
+		x->nbuckets = nl_attr_u16(a);
+}
 
 /*
  * The attributes of a next-hop object message, each checked against
@@ -642,6 +752,17 @@ nl_nhobj_attrs(const struct nlmsghdr *nlh, const struct nhmsg *nhm, struct nl_nh
 			x->grp = mnl_attr_get_payload(a);
 			x->ngrp = mnl_attr_get_payload_len(a) / sizeof(*x->grp);
 			break;
+		case NHA_GROUP_TYPE:
+			x->has_type = 1;
+			x->type = mnl_attr_get_u16(a);
+			break;
+		case NHA_RES_GROUP:
+			if (nl_nested_walk(a, nl_nha_res_group_policy,
+					   sizeof(nl_nha_res_group_policy) /
+						   sizeof(nl_nha_res_group_policy[0]),
+					   nl_res_group_attr, x) < 0)
+				return -1;
+			break;
 		case NHA_BLACKHOLE:
 			o->blackhole = 1;
 			break;
@@ -660,6 +781,12 @@ nl_nhobj_attrs(const struct nlmsghdr *nlh, const struct nhmsg *nhm, struct nl_nh
 		}
 	}
 	if ((const char *)mnl_nlmsg_get_payload_tail(nlh) != (const char *)a || x->id == 0)
+		return -1;
+	/* a group type needs a group: hash-threshold, or resilient with its
+	 * bucket count (the kernel's nh_check_attr_group) */
+	if (x->has_type && (!x->ngrp || x->type > NEXTHOP_GRP_TYPE_RES))
+		return -1;
+	if (x->has_type && x->type == NEXTHOP_GRP_TYPE_RES && !x->nbuckets)
 		return -1;
 	return 0;
 }
@@ -691,6 +818,7 @@ nl_nhtab_del(struct nl_nhtab *t, uint32_t id)
 	if (!o)
 		return 0;
 	*pp = o->next;
+	t->nres -= o->resilient;
 	nl_nhobj_free(o);
 	t->count--;
 	return 1;
@@ -703,8 +831,10 @@ nl_nhtab_put(struct nl_nhtab *t, struct nl_nhobj *o)
 	struct nl_nhobj **pp = nl_nhtab_slot(t, o->id);
 	int replaced = *pp != NULL;
 
+	t->nres += o->resilient;
 	if (replaced) {
 		o->next = (*pp)->next;
+		t->nres -= (*pp)->resilient;
 		nl_nhobj_free(*pp);
 	} else {
 		o->next = NULL;
@@ -753,8 +883,140 @@ nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum 
 		nl_nhobj_free(o);
 		return -ENOMEM;
 	}
+	if (x.has_type && x.type == NEXTHOP_GRP_TYPE_RES) {
+		if (x.ngrp >= NL_BUCKET_UNKNOWN) { /* a member index must fit a map byte */
+			nl_nhobj_free(o);
+			*err = NL_ERR_NH_MAX;
+			return -EINVAL;
+		}
+		o->bmap = malloc(x.nbuckets);
+		if (!o->bmap) {
+			nl_nhobj_free(o);
+			return -ENOMEM;
+		}
+		memset(o->bmap, NL_BUCKET_UNKNOWN, x.nbuckets);
+		o->resilient = 1;
+		o->nbuckets = x.nbuckets;
+	}
 	*changed = nl_nhtab_put(t, o);
 	return 0;
+}
+
+/* What a bucket message carries. */
+struct nl_nhb {
+	uint16_t index;
+	uint32_t nh_id;
+	unsigned seen; /* 1: index, 2: nh_id */
+};
+
+static void
+nl_res_bucket_attr(void *arg, unsigned type, const struct nlattr *a)
+{
+	struct nl_nhb *b = arg;
+
+	if (type == NHA_RES_BUCKET_INDEX) {
+		b->index = nl_attr_u16(a);
+		b->seen |= 1;
+	} else if (type == NHA_RES_BUCKET_NH_ID) {
+		b->nh_id = nl_attr_u32(a);
+		b->seen |= 2;
+	}
+}
+
+/* The attributes of a bucket message: the group's id and one whole bucket. */
+static int
+nl_nhb_attrs(const struct nlmsghdr *nlh, uint32_t *id, struct nl_nhb *b)
+{
+	const struct nlattr *a;
+	int buckets = 0;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nhmsg)) {
+		unsigned type = mnl_attr_get_type(a);
+		const struct nl_policy *pol = NL_POLICY(nl_nhb_policy, type);
+
+		if (!nl_attr_valid(pol, a, 0))
+			return -1;
+		if (type == NHA_ID) {
+			*id = mnl_attr_get_u32(a);
+		} else if (type == NHA_RES_BUCKET) {
+			if (buckets++ ||
+			    nl_nested_walk(a, nl_nha_res_bucket_policy,
+					   sizeof(nl_nha_res_bucket_policy) /
+						   sizeof(nl_nha_res_bucket_policy[0]),
+					   nl_res_bucket_attr, b) < 0)
+				return -1;
+		}
+	}
+	if ((const char *)mnl_nlmsg_get_payload_tail(nlh) != (const char *)a || *id == 0 ||
+	    b->seen != 3)
+		return -1;
+	return 0;
+}
+
+int
+nl_nhtab_bucket_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed,
+		    enum nl_err *err)
+{
+	struct nl_nhb b = { 0 };
+	struct nl_nhobj *o;
+	uint32_t id = 0;
+	unsigned m;
+
+	*changed = 0;
+	if (nlh->nlmsg_type != RTM_NEWNEXTHOPBUCKET)
+		return NL_SKIP;
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(struct nhmsg) || nl_nhb_attrs(nlh, &id, &b) < 0)
+		goto bad;
+	o = *nl_nhtab_slot(t, id);
+	if (!o || !o->resilient || b.index >= o->nbuckets)
+		goto bad;
+	for (m = 0; m < o->ngrp && o->grp[m].id != b.nh_id; m++)
+		;
+	if (m == o->ngrp)
+		goto bad;
+	if (o->bmap[b.index] != m) {
+		if (o->bmap[b.index] == NL_BUCKET_UNKNOWN)
+			o->bknown++;
+		o->bmap[b.index] = (uint8_t)m;
+		*changed = 1;
+	}
+	return 0;
+bad:
+	*err = NL_ERR_NHBUCKET;
+	return -EINVAL;
+}
+
+/*
+ * The bucket map of group id for a route of n paths: the group's when it
+ * is resilient, every bucket is known and the paths are its members in
+ * order (expanded from the table, or as the kernel sent them under
+ * nexthop_compat_mode, which expands a group in the same order).
+ * Returns the number of buckets, 0 without a map (*incomplete set for a
+ * resilient group whose buckets are not all known yet).
+ */
+static unsigned
+nl_nhtab_res(const struct nl_nhtab *t, uint32_t id, const struct fib_nh *nh, unsigned n,
+	     const uint8_t **map, int *incomplete)
+{
+	const struct nl_nhobj *o = *nl_nhtab_slot(t, id);
+
+	*incomplete = 0;
+	if (!o || !o->resilient)
+		return 0;
+	if (o->bknown != o->nbuckets) {
+		*incomplete = 1;
+		return 0;
+	}
+	if (o->ngrp != n)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct nl_nhobj *mb = *nl_nhtab_slot(t, o->grp[i].id);
+
+		if (!mb || mb->ngrp || mb->blackhole || mb->nh.ifindex != nh[i].ifindex)
+			return 0;
+	}
+	*map = o->bmap;
+	return o->nbuckets;
 }
 
 int

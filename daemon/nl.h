@@ -15,6 +15,14 @@
  * the table, unless the kernel also sent them expanded
  * (net.ipv4.nexthop_compat_mode=1), in which case those are used as sent.
  *
+ * A resilient group (`type resilient buckets N`) also holds its bucket
+ * table: which member each bucket holds is kernel state, learnt from
+ * RTM_NEWNEXTHOPBUCKET messages (a dump of RTM_GETNEXTHOPBUCKET; the
+ * kernel sends no event when it migrates buckets). Once every bucket is
+ * known, a route through the group carries it as its bucket -> path map
+ * (fib_route.res_map, pointing into the table: valid until the table
+ * changes, so the caller copies it or hands it to the FIB at once).
+ *
  * Rules, addresses and links (RTM_NEWRULE, RTM_NEWADDR, RTM_NEWLINK and
  * their deletions) become fib/policy.h's struct fib_rule, fib_ifaddr and
  * fib_link in daemon/nl_policy.c, with the same whole-message rejection.
@@ -51,6 +59,8 @@ enum nl_err {
 	NL_ERR_IFNAME,     /* interface name not a NUL-terminated string of 1..15 bytes */
 	NL_ERR_IFADDR,     /* address message without an address or an interface */
 	NL_ERR_LINK,       /* link message without ifindex or name, or bad IFLA_LINKINFO */
+	NL_ERR_NHBUCKET,   /* malformed RTM_NEWNEXTHOPBUCKET, or one naming no bucket of a
+			    * known resilient group or no member of it */
 	NL_ERR_COUNT
 };
 
@@ -69,6 +79,8 @@ struct nl_route {
 	uint32_t unknown_attrs; /* attributes this parser does not know, ignored */
 	uint16_t unknown_type;  /* the last of them, for the log */
 	uint8_t nh_resolved; /* paths came from the next-hop table */
+	uint8_t res_incomplete; /* a resilient group whose buckets are not all known
+				 * yet: r carries no bucket map (hash-threshold meanwhile) */
 };
 
 struct nl_nhtab;
@@ -107,6 +119,19 @@ size_t nl_nhtab_count(const struct nl_nhtab *t);
  * -EINVAL with *err, or -ENOMEM.
  */
 int nl_nhtab_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed, enum nl_err *err);
+
+/*
+ * Apply an RTM_NEWNEXTHOPBUCKET message (one bucket of a resilient group).
+ * Returns 0 (*changed set when the bucket's member is new or differs:
+ * routes through the group need their bucket map again), NL_SKIP for
+ * other messages, or -EINVAL with *err (NL_ERR_NHBUCKET: malformed, or
+ * not a bucket of a known resilient group, or not one of its members).
+ */
+int nl_nhtab_bucket_msg(struct nl_nhtab *t, const struct nlmsghdr *nlh, int *changed,
+			enum nl_err *err);
+/* Resilient groups in the table (the daemon re-dumps their buckets on a
+ * timer while there is one). */
+size_t nl_nhtab_res_count(const struct nl_nhtab *t);
 
 /*
  * Expand object id into at most max paths. Returns the number of paths

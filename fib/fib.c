@@ -201,6 +201,13 @@ fib_route_valid(const struct fib_route *r)
 		if (nh->weight > 256)
 			return 0;
 	}
+	if (r->res_buckets) { /* a bucket map needs its paths, each bucket one of them */
+		if (!r->res_map || r->nh_count < 1)
+			return 0;
+		for (unsigned i = 0; i < r->res_buckets; i++)
+			if (r->res_map[i] >= r->nh_count)
+				return 0;
+	}
 	return 1;
 }
 

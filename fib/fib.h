@@ -82,6 +82,12 @@ struct fib_route {
 	union fib_addr dst;
 	union fib_addr prefsrc;
 	const struct fib_nh *nh;
+	/* A resilient next-hop group (`ip nexthop add ... type resilient`):
+	 * res_buckets entries of res_map, each the index in nh[] of the path
+	 * the kernel's bucket holds; the kernel picks bucket hash % res_buckets
+	 * (nexthop_select_path_res). 0 and NULL otherwise. The FIB copies it. */
+	uint16_t res_buckets;
+	const uint8_t *res_map;
 };
 
 /* fib_add flags, after NLM_F_REPLACE / NLM_F_APPEND / NLM_F_EXCL. */
@@ -100,11 +106,21 @@ struct fib_info {
 	uint8_t prefsrc_set;
 	uint8_t nh_count;
 	uint16_t encap_type;
-	uint16_t pad_;
+	uint16_t res_buckets; /* resilient group: entries of the bucket map, else 0 */
 	uint32_t nh_id;
 	union fib_addr prefsrc;
-	struct fib_nh nh[]; /* nh_count entries */
+	struct fib_nh nh[]; /* nh_count entries, then the bucket map (fib_info_res_map) */
 };
+
+/* The bucket -> path map of a resilient group's set (res_buckets bytes,
+ * each an index into nh[]), NULL without one. Part of the set's identity:
+ * two routes with the same paths but different buckets have two sets.
+ * Context: any (reader for a set the FIB holds). */
+static inline const uint8_t *
+fib_info_res_map(const struct fib_info *fi)
+{
+	return fi->res_buckets ? (const uint8_t *)&fi->nh[fi->nh_count] : (const uint8_t *)0;
+}
 
 /*
  * A lookup result: opaque handles into the FIB, NULL alias when nothing

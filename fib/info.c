@@ -35,10 +35,11 @@ struct info_table {
 
 #define INFO_BUCKETS_MIN 64
 
+/* A set's bytes: the node, its paths, then a resilient group's bucket map. */
 static size_t
-info_size(unsigned nh_count)
+info_size(unsigned nh_count, unsigned res_buckets)
 {
-	return sizeof(struct info_node) + nh_count * sizeof(struct fib_nh);
+	return sizeof(struct info_node) + nh_count * sizeof(struct fib_nh) + res_buckets;
 }
 
 static uint32_t
@@ -63,6 +64,7 @@ info_fill(struct fib_info *fi, const struct fib_route *r)
 	fi->nh_count = r->nh_count;
 	fi->encap_type = r->encap_type;
 	fi->nh_id = r->nh_id;
+	fi->res_buckets = r->res_buckets;
 	if (fi->prefsrc_set)
 		fi->prefsrc = r->prefsrc;
 	for (unsigned i = 0; i < r->nh_count; i++) {
@@ -125,10 +127,20 @@ info_grow(struct info_table *it)
 	it->nbuckets = nb;
 }
 
+/* Is n the set of key (sz bytes) and r's bucket map? */
+static int
+info_equal(const struct info_node *n, const struct fib_info *key, size_t sz,
+	   const struct fib_route *r)
+{
+	return n->info.nh_count == key->nh_count && memcmp(&n->info, key, sz) == 0 &&
+	       (!r->res_buckets || memcmp(fib_info_res_map(&n->info), r->res_map, r->res_buckets) == 0);
+}
+
 struct fib_info *
 info_get(struct info_table *it, const struct fib_route *r)
 {
 	size_t sz = sizeof(struct fib_info) + r->nh_count * sizeof(struct fib_nh);
+	unsigned nres = r->res_map ? r->res_buckets : 0;
 	union {
 		struct fib_info fi;
 		char buf[sizeof(struct fib_info) + 255 * sizeof(struct fib_nh)];
@@ -136,30 +148,36 @@ info_get(struct info_table *it, const struct fib_route *r)
 	uint32_t h;
 	struct info_node *n;
 
+	/* the bucket map is hashed and compared from r, not copied into key:
+	 * up to 65535 bytes, too many for the stack */
 	info_fill(&key.fi, r);
+	key.fi.res_buckets = (uint16_t)nres;
 	n = it->last;
-	if (n && n->info.nh_count == key.fi.nh_count && memcmp(&n->info, &key.fi, sz) == 0) {
+	if (n && info_equal(n, &key.fi, sz, r)) {
 		n->refcnt++;
 		return &n->info;
 	}
 	h = info_hash_bytes(2166136261u, &key.fi, sz);
+	if (nres)
+		h = info_hash_bytes(h, r->res_map, nres);
 	for (n = it->bucket[h & (it->nbuckets - 1)]; n; n = n->next)
-		if (n->hash == h && n->info.nh_count == key.fi.nh_count &&
-		    memcmp(&n->info, &key.fi, sz) == 0) {
+		if (n->hash == h && info_equal(n, &key.fi, sz, r)) {
 			n->refcnt++;
 			it->last = n;
 			return &n->info;
 		}
-	n = pool_alloc(it->pool, info_size(r->nh_count));
+	n = pool_alloc(it->pool, info_size(r->nh_count, nres));
 	if (!n)
 		return NULL;
 	memcpy(&n->info, &key.fi, sz);
+	if (nres)
+		memcpy((uint8_t *)&n->info.nh[r->nh_count], r->res_map, nres);
 	n->refcnt = 1;
 	n->hash = h;
 	n->next = it->bucket[h & (it->nbuckets - 1)];
 	it->bucket[h & (it->nbuckets - 1)] = n;
 	it->count++;
-	it->bytes += info_size(r->nh_count);
+	it->bytes += info_size(r->nh_count, nres);
 	it->last = n;
 	if (it->count > it->nbuckets)
 		info_grow(it);
@@ -188,8 +206,8 @@ info_put(struct info_table *it, struct fib_info *fi)
 			break;
 		}
 	it->count--;
-	it->bytes -= info_size(fi->nh_count);
-	reclaim_retire(it->rc, n, info_size(fi->nh_count));
+	it->bytes -= info_size(fi->nh_count, fi->res_buckets);
+	reclaim_retire(it->rc, n, info_size(fi->nh_count, fi->res_buckets));
 }
 
 int

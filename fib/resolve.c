@@ -477,6 +477,25 @@ upper_bound(const struct rctx *c, const struct fib_info *fi, int i, uint64_t *w,
 static uint32_t nh_saddr4(const struct rctx *c, const struct fib_info *fi, int path);
 
 /*
+ * A resilient group (nexthop_select_path_res, both families): the bucket
+ * hash % buckets holds the path, whatever its state; the kernel keeps
+ * dead paths out of the buckets itself (the map is its bucket table, as
+ * dumped). The hash is the one the kernel hands nexthop_select_path:
+ * the flow's source with `from` or for input flows, 0 otherwise.
+ */
+static int
+select_res(const struct rctx *c, const struct fib_info *fi)
+{
+	union fib_addr zero;
+	uint32_t hash;
+
+	memset(&zero, 0, sizeof(zero));
+	hash = fib_mphash(&c->p->hash, c->fl,
+			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
+	return fib_info_res_map(fi)[hash % fi->res_buckets];
+}
+
+/*
  * fib_select_multipath (Linux 6.18): each live path scores 1 when the hash
  * reaches its upper bound, plus 2 when its nh_saddr (inet_select_addr of
  * its device and gateway, prefsrc not considered) is the flow's source or
@@ -494,6 +513,8 @@ select_multipath(const struct rctx *c, const struct fib_info *fi, int cur)
 	uint32_t hash, saddr = 0;
 	int sel = cur, best = -1;
 
+	if (fi->res_buckets)
+		return select_res(c, fi);
 	for (int i = 0; i < fi->nh_count; i++)
 		if (path_usable(c, fi, &fi->nh[i], 0))
 			total += fi->nh[i].weight ? fi->nh[i].weight : 1;
@@ -782,7 +803,11 @@ decision_source(const struct rctx *c, struct fib_decision *d)
 	} else if (d->type == FIB_LOCAL) {
 		d->src = c->fl->dst;
 		d->flags |= FIB_D_SRC;
-	} else if (select_source6(c, fi->nh_count ? fi->nh[d->path].ifindex : 0, &d->src)) {
+	} else if (select_source6(c, fi->nh_count ? fi->nh[fi->nh_id ? 0 : d->path].ifindex : 0,
+				  &d->src)) {
+		/* a next-hop object's source comes from its first path's device
+		 * whichever path the hash chose (ip6_route_get_saddr:
+		 * fib6_info_nh_dev, nexthop_fib6_nh takes the group's first) */
 		d->flags |= FIB_D_SRC;
 	}
 }
@@ -821,6 +846,8 @@ select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
 	union fib_addr zero;
 	int m = -1;
 
+	if (fi->res_buckets) /* fib6_select_path hands next-hop objects over at once */
+		return select_res(c, fi);
 	for (int i = 0; i < fi->nh_count; i++)
 		if (path_usable(c, fi, &fi->nh[i], 0))
 			total += fi->nh[i].weight ? fi->nh[i].weight : 1;

@@ -3,13 +3,15 @@
  * DOC: libFuzzer target for the route-message parser (daemon/nl.c)
  *
  * The input is a stream of netlink messages, parsed as fibd parses a
- * receive buffer: RTM_NEWNEXTHOP/RTM_DELNEXTHOP go into a fresh next-hop
- * table, route messages through nl_route_parse with that table. If the
+ * receive buffer: RTM_NEWNEXTHOP/RTM_DELNEXTHOP and resilient groups'
+ * RTM_NEWNEXTHOPBUCKET go into a fresh next-hop table, route messages
+ * through nl_route_parse with that table. If the
  * first header does not describe a valid message, the whole input is
  * used as one message whose nlmsg_len is forced to the input size, so
  * the fuzzer reaches the attribute parser without learning lengths
  * first. Invariants checked on every accepted route: family, prefix
- * length, path count and canonical key.
+ * length, path count, canonical key, and a bucket map whose every bucket
+ * names one of the route's paths (the FIB refuses any other).
  *
  * Build and run: tests/fuzz/run-nl-fuzz.sh (clang -fsanitize=fuzzer,address).
  */
@@ -40,6 +42,10 @@ nl_fuzz_one(struct nl_nhtab *t, const struct nlmsghdr *nlh)
 		ret = nl_nhtab_msg(t, nlh, &changed, &err);
 		assert(ret == 0 || ret == NL_SKIP || ret == -ENOMEM || (ret == -EINVAL && err < NL_ERR_COUNT));
 		break;
+	case RTM_NEWNEXTHOPBUCKET:
+		ret = nl_nhtab_bucket_msg(t, nlh, &changed, &err);
+		assert(ret == 0 || (ret == -EINVAL && err == NL_ERR_NHBUCKET));
+		break;
 	default:
 		ret = nl_route_parse(nlh, t, &nl_fuzz_route, &err);
 		if (ret == -EINVAL) {
@@ -58,6 +64,9 @@ nl_fuzz_one(struct nl_nhtab *t, const struct nlmsghdr *nlh)
 				assert(!(r->dst.b[i / 8] & (0x80 >> (i % 8))));
 			for (unsigned i = 0; i < r->nh_count; i++)
 				assert(r->nh[i].weight >= 1 && r->nh[i].weight <= 65535);
+			assert(!r->res_buckets || (r->res_map && r->nh_count));
+			for (unsigned i = 0; i < r->res_buckets; i++)
+				assert(r->res_map[i] < r->nh_count);
 		}
 		break;
 	}

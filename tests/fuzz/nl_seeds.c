@@ -9,6 +9,8 @@
  *
  * With "policy" as second argument it dumps the links, the addresses and
  * the IPv4 and IPv6 rules instead (tests/fuzz/make-nl-policy-seeds.sh).
+ * With "res" it dumps the next-hop objects, the resilient groups' buckets
+ * (RTM_GETNEXTHOPBUCKET) and the routes, into DIR/res-N and DIR/res-all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 static char nl_seeds_all[1 << 20];
 static size_t nl_seeds_all_len;
+static const char *nl_seeds_prefix = "msg";
 
 static int
 nl_seeds_dump(struct mnl_socket *nl, int type, int family, const char *dir, int *n)
@@ -32,7 +35,7 @@ nl_seeds_dump(struct mnl_socket *nl, int type, int family, const char *dir, int 
 	nlh->nlmsg_type = (uint16_t)type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = (uint32_t)(*n + 1);
-	if (type == RTM_GETNEXTHOP) {
+	if (type == RTM_GETNEXTHOP || type == RTM_GETNEXTHOPBUCKET) {
 		struct nhmsg *m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
 		m->nh_family = (uint8_t)family;
 	} else if (type == RTM_GETLINK) {
@@ -57,7 +60,7 @@ nl_seeds_dump(struct mnl_socket *nl, int type, int family, const char *dir, int 
 
 			if (m->nlmsg_type == NLMSG_DONE || m->nlmsg_type == NLMSG_ERROR)
 				return 0;
-			snprintf(path, sizeof(path), "%s/msg-%03d", dir, (*n)++);
+			snprintf(path, sizeof(path), "%s/%s-%03d", dir, nl_seeds_prefix, (*n)++);
 			f = fopen(path, "w");
 			if (!f || fwrite(m, m->nlmsg_len, 1, f) != 1 || fclose(f))
 				return -1;
@@ -79,9 +82,10 @@ main(int argc, char **argv)
 	int n = 0;
 
 	int policy = argc == 3 && !strcmp(argv[2], "policy");
+	int res = argc == 3 && !strcmp(argv[2], "res");
 
-	if (argc != 2 && !policy) {
-		fprintf(stderr, "usage: nl_seeds DIR [policy]\n");
+	if (argc != 2 && !policy && !res) {
+		fprintf(stderr, "usage: nl_seeds DIR [policy|res]\n");
 		return 2;
 	}
 	nl = mnl_socket_open(NETLINK_ROUTE);
@@ -97,13 +101,22 @@ main(int argc, char **argv)
 			perror("dump");
 			return 1;
 		}
+	} else if (res) {
+		nl_seeds_prefix = "res";
+		if (nl_seeds_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETNEXTHOPBUCKET, AF_UNSPEC, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET, argv[1], &n) < 0 ||
+		    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET6, argv[1], &n) < 0) {
+			perror("dump");
+			return 1;
+		}
 	} else if (nl_seeds_dump(nl, RTM_GETNEXTHOP, AF_UNSPEC, argv[1], &n) < 0 ||
 	    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET, argv[1], &n) < 0 ||
 	    nl_seeds_dump(nl, RTM_GETROUTE, AF_INET6, argv[1], &n) < 0) {
 		perror("dump");
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/all", argv[1]);
+	snprintf(path, sizeof(path), "%s/%s", argv[1], res ? "res-all" : "all");
 	f = fopen(path, "w");
 	if (!f || fwrite(nl_seeds_all, nl_seeds_all_len, 1, f) != 1 || fclose(f)) {
 		perror(path);

@@ -60,6 +60,7 @@ dist_noinst_SCRIPTS += \
 	tests/integration/policy_kernel.sh
 EXTRA_DIST += \
 	tests/integration/route_get_compare.py \
+	tests/integration/table_compare.py \
 	tests/integration/lib.sh \
 	tests/integration/nl_ris.sh \
 	tests/integration/nl_reset.sh \

@@ -11,13 +11,20 @@
 #     throw, unreachable, prohibit and blackhole routes;
 #     suppress_prefixlength and suppress_ifgroup
 #   4 nexthop objects: a single path, an mpath group with weights
+#   4r resilient groups, both families: the path is the kernel's bucket
+#     (hash % buckets); buckets moved by a group replace and by the
+#     kernel's idle timer (a bucket notification, and fibd's periodic
+#     bucket re-dump in case one is missed)
 #   5 a link going down under a multipath route
 #   6 rules added and removed while flows are asked, then compared
 #   7 IPv6: rules, tables, ECMP
 #   8 VRF (skipped when the kernel has no vrf devices)
 # After each: random flows asked of fibd (`fibctl --json lookup -`) and of
-# `ip route get` (route_get_compare.py), equal field by field; and
-# `fibctl show rules` against `ip rule show`. The multipath hash seed is
+# `ip route get` (route_get_compare.py), equal field by field;
+# `fibctl show rules` against `ip rule show`; and the whole table set,
+# `ip route show table all` of both families against `fibctl show
+# routes` (table_compare.py: prefix, table, type, tos, metric, gateways
+# and devices). The multipath hash seed is
 # pinned (net.ipv4.fib_multipath_hash_seed), so the kernel's path is
 # reproducible and must be fibd's.
 set -u
@@ -28,6 +35,7 @@ nl_require
 command -v python3 >/dev/null || nl_skip "no python3"
 [ -x "$FIBCTL" ] || nl_fail "fibctl not built at $FIBCTL"
 CMP="python3 $srcdir/tests/integration/route_get_compare.py"
+TCMP="python3 $srcdir/tests/integration/table_compare.py"
 
 nl_ns pol
 ipn() { ip -n "$NS" "$@"; }
@@ -116,7 +124,44 @@ compare() {
 	"$FIBCTL" -s "$FIBD_SOCK" show rules | sed 's/[[:space:]]*$//' >"$TMP/rules.fibd"
 	diff "$TMP/rules.kernel" "$TMP/rules.fibd" >"$TMP/rules.diff" ||
 		{ cat "$TMP/rules.diff"; nl_fail "$tag: fibctl show rules differs from ip rule show"; }
-	echo "ok: $tag: $FLOWS flows equal to ip route get, $(wc -l <"$TMP/rules.fibd") rules equal"
+	$TCMP "$NS" "$FIBCTL" "$FIBD_SOCK" >"$TMP/tables.$tag" ||
+		{ cat "$TMP/tables.$tag"; nl_fail "$tag: fibctl show routes differs from ip route show table all"; }
+	echo "ok: $tag: $FLOWS flows equal to ip route get, $(wc -l <"$TMP/rules.fibd") rules equal, $(tail -1 "$TMP/tables.$tag")"
+}
+
+# res_flows N SEED: flows into the resilient groups' prefixes, spread over
+# sources and ports so that every bucket is asked.
+res_flows() {
+	python3 - "$1" "$2" <<'EOT'
+import random, sys
+n, seed = int(sys.argv[1]), int(sys.argv[2])
+r = random.Random(seed)
+for _ in range(n):
+    six = r.random() < 0.4
+    a = "2001:db8:400::%x" % r.randrange(1, 65535) if six else "100.64.1.%d" % r.randrange(1, 255)
+    w = [a]
+    if r.random() < 0.5:
+        w += ["from", "2001:db8:9::%x" % r.randrange(1, 65535) if six else "10.1.1.1"]
+    if r.random() < 0.5:
+        w += ["ipproto", r.choice(["tcp", "udp"]), "sport", str(r.randrange(1, 65535)),
+              "dport", str(r.randrange(1, 65535))]
+    print(" ".join(w))
+EOT
+}
+
+# compare_res TAG SEED: compare, then res_flows against ip route get.
+compare_res() {
+	compare "$1" "$2"
+	res_flows "$FLOWS" "$2" >"$TMP/flows.res.$1"
+	$CMP "$NS" "$FIBCTL" "$FIBD_SOCK" "$TMP/flows.res.$1" ||
+		nl_fail "$1: fibd's resilient paths differ from ip route get"
+	echo "ok: $1: $FLOWS flows into resilient groups equal to ip route get"
+}
+
+# buckets ID: the group's bucket -> nexthop id table, one line
+buckets() {
+	ipn -j nexthop bucket show id "$1" |
+		python3 -c 'import json,sys; print(" ".join("%d:%d" % (b["bucket"]["index"], b["bucket"]["nhid"]) for b in sorted(json.load(sys.stdin), key=lambda b: b["bucket"]["index"])))'
 }
 
 compare defaults 1
@@ -179,6 +224,50 @@ ipn nexthop add id 10 group 1/2,3/3,2
 ipn route add 100.64.0.0/24 nhid 10
 ipn route add 172.16.0.0/16 nhid 2
 compare nexthops 4
+
+# 4r: resilient groups. idle_timer 0: every bucket is idle, so a replace
+# migrates at once (the RTM_NEWNEXTHOP makes fibd resync and re-dump the
+# buckets).
+if ipn nexthop add id 20 group 1/2,2/3 type resilient buckets 32 idle_timer 0 2>/dev/null; then
+	ipn nexthop add id 21 via 2001:db8:1::fe dev d1
+	ipn nexthop add id 22 via 2001:db8:2::fe dev d2
+	ipn nexthop add id 23 group 21/22 type resilient buckets 16 idle_timer 0
+	ipn route add 100.64.1.0/24 nhid 20
+	ipn -6 route add 2001:db8:400::/48 nhid 23
+	compare_res resilient 41
+	ipn nexthop replace id 20 group 1,3/2/3 type resilient buckets 32 idle_timer 0
+	ipn nexthop replace id 23 group 21,3/22 type resilient buckets 16 idle_timer 0
+	compare_res resilient-replaced 42
+	# idle_timer 6: the buckets ip route get has just used stay put after
+	# the replace, then move once idle, after the replace's event: fibd
+	# follows the kernel's bucket notifications (Linux 6.18) and re-dumps
+	# the buckets every 10 s in case one is missed.
+	for i in $(seq 1 254); do echo "route get 100.64.1.$i"; done >"$TMP/flows.busy"
+	ipn nexthop replace id 20 group 1/2/3 type resilient buckets 32 idle_timer 0 # balanced at once
+	ipn nexthop replace id 20 group 1/2/3 type resilient buckets 32 idle_timer 6
+	ipn -batch "$TMP/flows.busy" >"$TMP/busy.out" 2>&1 || { tail -3 "$TMP/busy.out"; echo "note: route get batch failed"; }
+	ipn nexthop replace id 20 group 1,5/2/3 type resilient buckets 32 idle_timer 6
+	before=$(buckets 20)
+	t0=$(date +%s)
+	nl_fibd_sync "$TMP/dump" # the replace's resync, before the idle timer
+	synced=$(($(date +%s) - t0))
+	for i in $(seq 1 30); do
+		ipn -j nexthop show id 20 | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)[0]["resilient_args"].get("unbalanced_time", 0) == 0)' || break
+		sleep 1
+	done
+	after=$(buckets 20)
+	moved=$(python3 -c 'import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); print(sum(x != y for x, y in zip(a, b)))' "$before" "$after")
+	sleep 12 # fibd re-dumps the buckets every 10 s (daemon/ingest_priv.h)
+	compare_res resilient-idle 44
+	nhb=$(grep -o 'nh_bucket_dumps=[0-9]*/[0-9]*' "$TMP/fibd.log" | tail -1)
+	echo "buckets after the replace: $before"
+	echo "buckets once balanced:     $after"
+	echo "note: $moved of 32 buckets moved by the idle timer after the replace; resync took ${synced} s; fibd $nhb (bucket re-dumps / re-dumps that found a bucket moved)"
+	[ "$moved" -gt 0 ] ||
+		echo "note: the kernel balanced the group at the replace: no later move to follow this run"
+else
+	echo "skip: resilient group scenario: this kernel has no resilient nexthop groups"
+fi
 
 # 5: a link goes down under the multipath routes
 ipn link set p2 down

@@ -16,7 +16,10 @@
  * or the rejection reason (nl_err_name), and compared with
  * tests/nl/<file>.out. A corpus file without a golden file fails. The
  * corpus parses whole, so tests/nl/mutations.out holds the rejections:
- * corpus messages with one thing broken each (nl_test_muts).
+ * corpus messages with one thing broken each (nl_test_muts), some fed
+ * after other corpus files (a bucket message needs its group). The res-*
+ * files are resilient groups: objects, RTM_NEWNEXTHOPBUCKET (to
+ * nl_nhtab_bucket_msg) and routes whose bucket map is printed.
  *
  * The policy corpus (tests/fuzz/nl_policy_corpus, written by
  * tests/fuzz/make-nl-policy-seeds.sh: links, addresses and rules of both
@@ -45,6 +48,7 @@
 #undef FIB_RULE_INVERT /* fib/policy.h's, same value */
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include "daemon/nl.h"
@@ -81,6 +85,8 @@ nl_test_msg_name(unsigned type)
 		return "RTM_DELROUTE";
 	case RTM_NEWNEXTHOP:
 		return "RTM_NEWNEXTHOP";
+	case RTM_NEWNEXTHOPBUCKET:
+		return "RTM_NEWNEXTHOPBUCKET";
 	case RTM_DELNEXTHOP:
 		return "RTM_DELNEXTHOP";
 	case RTM_NEWRULE:
@@ -144,6 +150,14 @@ nl_test_print_route(FILE *f, const struct nl_route *nr)
 	if (nr->unknown_attrs)
 		fprintf(f, "  unknown attributes %u (last type %u)\n", nr->unknown_attrs,
 			nr->unknown_type);
+	if (nr->res_incomplete)
+		fprintf(f, "  res buckets not all known: no map\n");
+	if (r->res_buckets) {
+		fprintf(f, "  res_map %u:", r->res_buckets);
+		for (unsigned i = 0; i < r->res_buckets; i++)
+			fprintf(f, " %u", r->res_map[i]);
+		fprintf(f, "\n");
+	}
 	for (unsigned i = 0; i < r->nh_count; i++) {
 		const struct fib_nh *nh = &r->nh[i];
 
@@ -269,6 +283,13 @@ nl_test_one(FILE *f, struct nl_nhtab *t, const struct nlmsghdr *nlh)
 		else
 			fprintf(f, "%s, %zu object(s)%s\n", ret == 0 ? "ok" : strerror(-ret),
 				nl_nhtab_count(t), changed ? ", changed" : "");
+		break;
+	case RTM_NEWNEXTHOPBUCKET:
+		ret = nl_nhtab_bucket_msg(t, nlh, &changed, &err);
+		if (ret == -EINVAL)
+			fprintf(f, "rejected: %s\n", nl_err_name(err));
+		else
+			fprintf(f, "%s%s\n", ret == 0 ? "ok" : "skip", changed ? ", changed" : "");
 		break;
 	default:
 		ret = nl_route_parse(nlh, t, &nr, &err);
@@ -462,6 +483,107 @@ nl_test_pattr(struct nlmsghdr *nlh, size_t hdrlen, unsigned type)
 			return a;
 	ck_abort_msg("attribute %u not in the message", type);
 	return NULL;
+}
+
+/* Resilient groups (the res-* files): a bucket message's nested bucket
+ * attribute, a group's NHA_RES_GROUP attribute. */
+static struct nlattr *
+nl_test_nested(struct nlmsghdr *nlh, unsigned outer, unsigned inner)
+{
+	struct nlattr *o = nl_test_pattr(nlh, sizeof(struct nhmsg), outer), *a;
+
+	mnl_attr_for_each_nested(a, o)
+		if (mnl_attr_get_type(a) == inner)
+			return a;
+	ck_abort_msg("attribute %u not in %u", inner, outer);
+	return NULL;
+}
+
+static void
+nl_test_mut_nhb_index(struct nlmsghdr *nlh)
+{
+	*(uint16_t *)mnl_attr_get_payload(nl_test_nested(nlh, NHA_RES_BUCKET,
+							 NHA_RES_BUCKET_INDEX)) = 8;
+}
+
+static void
+nl_test_mut_nhb_member(struct nlmsghdr *nlh)
+{
+	*(uint32_t *)mnl_attr_get_payload(nl_test_nested(nlh, NHA_RES_BUCKET,
+							 NHA_RES_BUCKET_NH_ID)) = 99;
+}
+
+static void
+nl_test_mut_nhb_moved(struct nlmsghdr *nlh)
+{
+	uint32_t *id = mnl_attr_get_payload(nl_test_nested(nlh, NHA_RES_BUCKET,
+							   NHA_RES_BUCKET_NH_ID));
+
+	*id = *id == 1 ? 2 : 1; /* group 10's other member */
+}
+
+static void
+nl_test_mut_nhb_group(struct nlmsghdr *nlh)
+{
+	*(uint32_t *)mnl_attr_get_payload(nl_test_pattr(nlh, sizeof(struct nhmsg), NHA_ID)) = 77;
+}
+
+static void
+nl_test_mut_nhb_noindex(struct nlmsghdr *nlh)
+{
+	nl_test_nested(nlh, NHA_RES_BUCKET, NHA_RES_BUCKET_INDEX)->nla_type = 0; /* padding */
+}
+
+static void
+nl_test_mut_nhb_nh_len(struct nlmsghdr *nlh)
+{
+	nl_test_nested(nlh, NHA_RES_BUCKET, NHA_RES_BUCKET_NH_ID)->nla_len = NLA_HDRLEN + 2;
+}
+
+static void
+nl_test_mut_nhb_nest_len(struct nlmsghdr *nlh)
+{
+	nl_test_pattr(nlh, sizeof(struct nhmsg), NHA_RES_BUCKET)->nla_len += 4; /* past the message */
+}
+
+static void
+nl_test_mut_res_type(struct nlmsghdr *nlh)
+{
+	*(uint16_t *)mnl_attr_get_payload(nl_test_pattr(nlh, sizeof(struct nhmsg),
+							NHA_GROUP_TYPE)) = 2;
+}
+
+static void
+nl_test_mut_res_buckets0(struct nlmsghdr *nlh)
+{
+	*(uint16_t *)mnl_attr_get_payload(nl_test_nested(nlh, NHA_RES_GROUP,
+							 NHA_RES_GROUP_BUCKETS)) = 0;
+}
+
+static void
+nl_test_mut_res_nogroup(struct nlmsghdr *nlh)
+{
+	nl_test_pattr(nlh, sizeof(struct nhmsg), NHA_RES_GROUP)->nla_type = 250;
+}
+
+static void
+nl_test_mut_res_buckets_len(struct nlmsghdr *nlh)
+{
+	nl_test_nested(nlh, NHA_RES_GROUP, NHA_RES_GROUP_BUCKETS)->nla_len = NLA_HDRLEN + 1;
+}
+
+static void
+nl_test_mut_none(struct nlmsghdr *nlh)
+{
+	(void)nlh;
+}
+
+/* The route through group 10 without the kernel's expansion
+ * (nexthop_compat_mode 0): the paths and the map from the table. */
+static void
+nl_test_mut_res_route(struct nlmsghdr *nlh)
+{
+	nl_test_attr(nlh, RTA_MULTIPATH)->nla_type = RTA_UNSPEC;
 }
 
 #define FRH(nlh) ((struct fib_rule_hdr *)mnl_nlmsg_get_payload(nlh))
@@ -719,62 +841,116 @@ struct nl_test_mut {
 	const char *name;
 	const char *file; /* a corpus file holding one message */
 	void (*mut)(struct nlmsghdr *nlh);
+	const char *pre; /* corpus files fed to the next-hop table first, or NULL */
 };
 
 static const struct nl_test_mut nl_test_muts[] = {
-	{ "family AF_UNIX", "msg-006", nl_test_mut_family },
-	{ "prefix length 33", "msg-006", nl_test_mut_plen },
-	{ "host bits beyond the prefix length", "msg-006", nl_test_mut_hostbits },
-	{ "RTM_F_CLONED", "msg-006", nl_test_mut_cloned },
-	{ "nlmsg_len cut by 2", "msg-006", nl_test_mut_pad },
-	{ "nlmsg_len cut by 4", "msg-006", nl_test_mut_trunc },
-	{ "nlmsg_len shorter than the rtmsg", "msg-006", nl_test_mut_short_header },
-	{ "RTA_TABLE of 2 bytes", "msg-006", nl_test_mut_table_len },
-	{ "RTA_TABLE renumbered 250", "msg-006", nl_test_mut_unknown },
-	{ "RTA_MULTIPATH rtnh_len 0xffff", "msg-007", nl_test_mut_multipath },
-	{ "RTA_VIA family inet with an IPv6 address", "msg-017", nl_test_mut_via },
-	{ "RTA_NH_ID 1 alone, empty next-hop table", "msg-012", nl_test_mut_nh_id },
-	{ "as RTM_DELROUTE", "msg-026", nl_test_mut_del },
+	{ "family AF_UNIX", "msg-006", nl_test_mut_family, NULL },
+	{ "prefix length 33", "msg-006", nl_test_mut_plen, NULL },
+	{ "host bits beyond the prefix length", "msg-006", nl_test_mut_hostbits, NULL },
+	{ "RTM_F_CLONED", "msg-006", nl_test_mut_cloned, NULL },
+	{ "nlmsg_len cut by 2", "msg-006", nl_test_mut_pad, NULL },
+	{ "nlmsg_len cut by 4", "msg-006", nl_test_mut_trunc, NULL },
+	{ "nlmsg_len shorter than the rtmsg", "msg-006", nl_test_mut_short_header, NULL },
+	{ "RTA_TABLE of 2 bytes", "msg-006", nl_test_mut_table_len, NULL },
+	{ "RTA_TABLE renumbered 250", "msg-006", nl_test_mut_unknown, NULL },
+	{ "RTA_MULTIPATH rtnh_len 0xffff", "msg-007", nl_test_mut_multipath, NULL },
+	{ "RTA_VIA family inet with an IPv6 address", "msg-017", nl_test_mut_via, NULL },
+	{ "RTA_NH_ID 1 alone, empty next-hop table", "msg-012", nl_test_mut_nh_id, NULL },
+	{ "as RTM_DELROUTE", "msg-026", nl_test_mut_del, NULL },
+	/* resilient groups: res-006 is a bucket of group 10 (members 1, 2),
+	 * res-004 group 10, res-018 the route through it */
+	{ "bucket: index 8 of 8 buckets", "res-006", nl_test_mut_nhb_index, "res-all" },
+	{ "bucket: member 99, not in the group", "res-006", nl_test_mut_nhb_member, "res-all" },
+	{ "bucket: moved to the other member", "res-006", nl_test_mut_nhb_moved, "res-all" },
+	{ "bucket: group 77, unknown", "res-006", nl_test_mut_nhb_group, "res-all" },
+	{ "bucket: without NHA_RES_BUCKET_INDEX", "res-006", nl_test_mut_nhb_noindex, "res-all" },
+	{ "bucket: NHA_RES_BUCKET_NH_ID of 2 bytes", "res-006", nl_test_mut_nhb_nh_len, "res-all" },
+	{ "bucket: NHA_RES_BUCKET runs past the message", "res-006", nl_test_mut_nhb_nest_len,
+	  "res-all" },
+	{ "bucket: of a group not in the table", "res-006", nl_test_mut_nhb_moved, NULL },
+	{ "group: NHA_GROUP_TYPE 2", "res-004", nl_test_mut_res_type, NULL },
+	{ "group: resilient with 0 buckets", "res-004", nl_test_mut_res_buckets0, NULL },
+	{ "group: resilient without NHA_RES_GROUP", "res-004", nl_test_mut_res_nogroup, NULL },
+	{ "group: NHA_RES_GROUP_BUCKETS of 1 byte", "res-004", nl_test_mut_res_buckets_len, NULL },
+	{ "route: paths and map from the table", "res-018", nl_test_mut_res_route, "res-all" },
+	{ "route: buckets not dumped yet", "res-018", nl_test_mut_res_route,
+	  "res-000 res-001 res-004" },
+	{ "route: as sent, buckets not dumped yet", "res-018", nl_test_mut_none,
+	  "res-000 res-001 res-004" },
 };
 
 /* On tests/fuzz/nl_policy_corpus (tests/fuzz/make-nl-policy-seeds.sh). */
 static const struct nl_test_mut nl_test_pmuts[] = {
-	{ "rule: family AF_UNIX", "msg-012", nl_test_mut_rule_family },
-	{ "rule: family RTNL_FAMILY_IPMR", "msg-012", nl_test_mut_rule_ipmr },
-	{ "rule: src_len 33", "msg-012", nl_test_mut_rule_plen },
-	{ "rule: action 4 (FR_ACT_RES3)", "msg-012", nl_test_mut_rule_action },
-	{ "rule: dst_len 24 without FRA_DST", "msg-013", nl_test_mut_rule_dst_len },
-	{ "rule: FRA_PRIORITY of 2 bytes", "msg-012", nl_test_mut_rule_prio_len },
-	{ "rule: nlmsg_len cut by 4", "msg-012", nl_test_mut_trunc },
-	{ "rule: nlmsg_len cut by 2", "msg-012", nl_test_mut_pad },
-	{ "rule: goto without FRA_GOTO", "msg-015", nl_test_mut_rule_goto },
-	{ "rule: FRA_IIFNAME without its NUL", "msg-014", nl_test_mut_rule_iifname },
-	{ "rule: uid range reversed", "msg-017", nl_test_mut_rule_uid },
-	{ "rule: sport range reversed", "msg-016", nl_test_mut_rule_sport },
-	{ "rule: FRA_DPORT_MASK 0xff (partial)", "msg-016", nl_test_mut_rule_dport_mask },
-	{ "rule: FRA_DSCP 10 appended", "msg-018", nl_test_mut_rule_dscp },
-	{ "rule: FRA_DSCP 64", "msg-018", nl_test_mut_rule_dscp_bad },
-	{ "rule: attribute 250 appended", "msg-018", nl_test_mut_rule_unknown },
-	{ "rule: as RTM_DELRULE", "msg-027", nl_test_mut_rule_del },
-	{ "addr: prefix length 33", "msg-005", nl_test_mut_addr_plen },
-	{ "addr: IFA_LOCAL of 2 bytes", "msg-005", nl_test_mut_addr_local_len },
-	{ "addr: ifa_index 0", "msg-005", nl_test_mut_addr_index },
-	{ "addr: neither IFA_LOCAL nor IFA_ADDRESS", "msg-005", nl_test_mut_addr_none },
-	{ "addr: IFA_LABEL without its NUL", "msg-005", nl_test_mut_addr_label },
-	{ "addr: nlmsg_len cut by 4", "msg-005", nl_test_mut_trunc },
-	{ "addr: as RTM_DELADDR", "msg-010", nl_test_mut_addr_del },
-	{ "link: ifi_index 0", "msg-001", nl_test_mut_link_index },
-	{ "link: family AF_BRIDGE", "msg-001", nl_test_mut_link_bridge },
-	{ "link: no IFLA_IFNAME", "msg-001", nl_test_mut_link_noname },
-	{ "link: IFLA_IFNAME without its NUL", "msg-001", nl_test_mut_link_name },
-	{ "link: IFLA_GROUP of 2 bytes", "msg-001", nl_test_mut_link_group },
-	{ "link: IFLA_LINKINFO's kind runs past it", "msg-001", nl_test_mut_link_info },
-	{ "link: nlmsg_len cut by 100", "msg-001", nl_test_mut_trunc100 },
-	{ "link: as RTM_DELLINK", "msg-001", nl_test_mut_link_del },
-	{ "link: a VRF, table 100 (by hand)", "msg-001", nl_test_mut_vrf },
-	{ "link: a VRF member (by hand)", "msg-001", nl_test_mut_vrf_member },
-	{ "link: a VRF with IFLA_VRF_TABLE of 2 bytes", "msg-001", nl_test_mut_vrf_table_len },
+	{ "rule: family AF_UNIX", "msg-012", nl_test_mut_rule_family, NULL },
+	{ "rule: family RTNL_FAMILY_IPMR", "msg-012", nl_test_mut_rule_ipmr, NULL },
+	{ "rule: src_len 33", "msg-012", nl_test_mut_rule_plen, NULL },
+	{ "rule: action 4 (FR_ACT_RES3)", "msg-012", nl_test_mut_rule_action, NULL },
+	{ "rule: dst_len 24 without FRA_DST", "msg-013", nl_test_mut_rule_dst_len, NULL },
+	{ "rule: FRA_PRIORITY of 2 bytes", "msg-012", nl_test_mut_rule_prio_len, NULL },
+	{ "rule: nlmsg_len cut by 4", "msg-012", nl_test_mut_trunc, NULL },
+	{ "rule: nlmsg_len cut by 2", "msg-012", nl_test_mut_pad, NULL },
+	{ "rule: goto without FRA_GOTO", "msg-015", nl_test_mut_rule_goto, NULL },
+	{ "rule: FRA_IIFNAME without its NUL", "msg-014", nl_test_mut_rule_iifname, NULL },
+	{ "rule: uid range reversed", "msg-017", nl_test_mut_rule_uid, NULL },
+	{ "rule: sport range reversed", "msg-016", nl_test_mut_rule_sport, NULL },
+	{ "rule: FRA_DPORT_MASK 0xff (partial)", "msg-016", nl_test_mut_rule_dport_mask, NULL },
+	{ "rule: FRA_DSCP 10 appended", "msg-018", nl_test_mut_rule_dscp, NULL },
+	{ "rule: FRA_DSCP 64", "msg-018", nl_test_mut_rule_dscp_bad, NULL },
+	{ "rule: attribute 250 appended", "msg-018", nl_test_mut_rule_unknown, NULL },
+	{ "rule: as RTM_DELRULE", "msg-027", nl_test_mut_rule_del, NULL },
+	{ "addr: prefix length 33", "msg-005", nl_test_mut_addr_plen, NULL },
+	{ "addr: IFA_LOCAL of 2 bytes", "msg-005", nl_test_mut_addr_local_len, NULL },
+	{ "addr: ifa_index 0", "msg-005", nl_test_mut_addr_index, NULL },
+	{ "addr: neither IFA_LOCAL nor IFA_ADDRESS", "msg-005", nl_test_mut_addr_none, NULL },
+	{ "addr: IFA_LABEL without its NUL", "msg-005", nl_test_mut_addr_label, NULL },
+	{ "addr: nlmsg_len cut by 4", "msg-005", nl_test_mut_trunc, NULL },
+	{ "addr: as RTM_DELADDR", "msg-010", nl_test_mut_addr_del, NULL },
+	{ "link: ifi_index 0", "msg-001", nl_test_mut_link_index, NULL },
+	{ "link: family AF_BRIDGE", "msg-001", nl_test_mut_link_bridge, NULL },
+	{ "link: no IFLA_IFNAME", "msg-001", nl_test_mut_link_noname, NULL },
+	{ "link: IFLA_IFNAME without its NUL", "msg-001", nl_test_mut_link_name, NULL },
+	{ "link: IFLA_GROUP of 2 bytes", "msg-001", nl_test_mut_link_group, NULL },
+	{ "link: IFLA_LINKINFO's kind runs past it", "msg-001", nl_test_mut_link_info, NULL },
+	{ "link: nlmsg_len cut by 100", "msg-001", nl_test_mut_trunc100, NULL },
+	{ "link: as RTM_DELLINK", "msg-001", nl_test_mut_link_del, NULL },
+	{ "link: a VRF, table 100 (by hand)", "msg-001", nl_test_mut_vrf, NULL },
+	{ "link: a VRF member (by hand)", "msg-001", nl_test_mut_vrf_member, NULL },
+	{ "link: a VRF with IFLA_VRF_TABLE of 2 bytes", "msg-001", nl_test_mut_vrf_table_len, NULL },
 };
+
+/* Feed the corpus files named in pre (space-separated) to t, silently. */
+static void
+nl_test_pre(const char *dir, const char *pre, struct nl_nhtab *t)
+{
+	char names[256], *save = NULL;
+
+	if (!pre)
+		return;
+	snprintf(names, sizeof(names), "%s", pre);
+	for (char *name = strtok_r(names, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+		char path[4096];
+		static uint32_t buf[4096];
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+		FILE *in;
+		int len;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		in = fopen(path, "rb");
+		ck_assert_msg(in != NULL, "%s: %s", path, strerror(errno));
+		len = (int)fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		for (; nl_msg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+			enum nl_err err;
+			int changed;
+
+			if (nlh->nlmsg_type == RTM_NEWNEXTHOP)
+				nl_nhtab_msg(t, nlh, &changed, &err);
+			else if (nlh->nlmsg_type == RTM_NEWNEXTHOPBUCKET)
+				nl_nhtab_bucket_msg(t, nlh, &changed, &err);
+		}
+	}
+}
 
 static char *
 nl_test_mutations(const char *dir, const struct nl_test_mut *muts, size_t nmuts, size_t *outlen)
@@ -801,6 +977,7 @@ nl_test_mutations(const char *dir, const struct nl_test_mut *muts, size_t nmuts,
 				      ((struct nlmsghdr *)buf)->nlmsg_len == n,
 			      "%s: not one message", path);
 		muts[i].mut((struct nlmsghdr *)buf);
+		nl_test_pre(dir, muts[i].pre, t);
 		fprintf(f, "# %s: %s\n", muts[i].file, muts[i].name);
 		nl_test_one(f, t, (struct nlmsghdr *)buf);
 		nl_nhtab_free(t);

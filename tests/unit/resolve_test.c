@@ -1248,6 +1248,121 @@ START_TEST(test_multipath_dead)
 }
 END_TEST
 
+/*
+ * A resilient group (nexthop_select_path_res): the path is the one the
+ * bucket hash % buckets holds, in both families, dead or not; two routes
+ * with the same paths and different buckets keep their own maps; a map
+ * naming no path is refused; a replace brings the new map.
+ */
+static void
+res_check(struct fib *fib, const struct fib_mp_hash *h, int family, const uint8_t *map,
+	  unsigned nb, struct rng *g, unsigned *count)
+{
+	union fib_addr zero;
+
+	memset(&zero, 0, sizeof(zero));
+	fib_read_lock();
+	for (unsigned i = 0; i < 20000; i++) {
+		struct fib_flow fl = flow(family == AF_INET ? "1.2.3.4" : "2001:db8::1");
+		struct fib_decision d;
+		uint32_t hash;
+
+		for (unsigned k = 0; k < (family == AF_INET ? 4u : 16u); k += 4) {
+			uint32_t v = (uint32_t)rng_next(g);
+			memcpy(&fl.src.b[k], &v, 4);
+			v = (uint32_t)rng_next(g);
+			memcpy(&fl.dst.b[k], &v, 4);
+		}
+		if (family == AF_INET6)
+			fl.dst.b[0] = 0x20; /* inside 2000::/3 */
+		else
+			fl.src.b[0] = 10; /* not a martian source */
+		if (rng_below(g, 2))
+			fl.flags |= FIB_FLOW_SRC;
+		fl.ipproto = 6;
+		fl.sport = (uint16_t)rng_next(g);
+		fl.dport = (uint16_t)rng_next(g);
+		REQUIRE_EQ(fib_resolve_rcu(fib, &fl, &d), 0);
+		hash = fib_mphash(h, &fl, (fl.flags & FIB_FLOW_SRC) ? &fl.src : &zero);
+		REQUIRE(d.path == map[hash % nb], "flow %u: path %u, bucket %u holds %u", i, d.path,
+			hash % nb, map[hash % nb]);
+		count[d.path]++;
+	}
+	fib_read_unlock();
+}
+
+START_TEST(test_resilient)
+{
+	struct fib *fib = fib_new(NULL);
+	struct fib_nh nh[3] = { nh4("10.0.0.10", 2, 1), nh4("10.0.0.11", 3, 1), nh4("10.0.0.12", 2, 1) };
+	struct fib_nh nh6[2] = { nh4("fe80::1", 2, 1), nh4("fe80::2", 3, 1) };
+	uint8_t map[13] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 1 }, map2[13], map6[7] = { 1, 0, 1, 1, 0, 1, 1 };
+	struct fib_route r = route4("0.0.0.0/0", 254, FIB_UNICAST, nh, 3);
+	struct fib_route r2 = route4("10.9.0.0/16", 254, FIB_UNICAST, nh, 3);
+	struct fib_route r6 = route4("::/0", 254, FIB_UNICAST, nh6, 2);
+	struct fib_mp_hash h;
+	unsigned count[3] = { 0 };
+	struct rng g;
+
+	fib_mp_hash_default(&h);
+	h.policy4 = h.policy6 = 1;
+	h.seed_set = 1;
+	h.seed = 12345;
+	REQUIRE_EQ(fib_mp_hash_set(fib, &h), 0);
+	add_link(fib, 2, "eth0", IFF_UP | IFF_LOWER_UP);
+	add_link(fib, 3, "eth1", 0); /* down: the kernel's buckets still hand it out */
+	REQUIRE_EQ(fib_policy_publish(fib), 0);
+	r.nh_id = r2.nh_id = r6.nh_id = 7;
+	r.res_buckets = 13;
+	r.res_map = map;
+	for (int i = 0; i < 13; i++)
+		map2[i] = (uint8_t)(i % 3);
+	r2.res_buckets = 13;
+	r2.res_map = map2;
+	r6.res_buckets = 7;
+	r6.res_map = map6;
+	REQUIRE_EQ(fib_add(fib, &r, 0), 0);
+	REQUIRE_EQ(fib_add(fib, &r2, 0), 0);
+	REQUIRE_EQ(fib_add(fib, &r6, 0), 0);
+	rng_seed(&g, 13);
+	res_check(fib, &h, AF_INET, map, 13, &g, count);
+	/* the map, not the weights: bucket 0..10 hold path 2 */
+	ck_assert_uint_gt(count[2], count[0] + count[1]);
+	ck_assert_uint_gt(count[1], 0); /* eth1 down, still chosen */
+	{
+		struct fib_flow fl = flow("10.9.1.1");
+		struct fib_decision d;
+		union fib_addr zero;
+		uint32_t hash;
+
+		memset(&zero, 0, sizeof(zero));
+		fib_read_lock();
+		REQUIRE_EQ(fib_resolve_rcu(fib, &fl, &d), 0);
+		hash = fib_mphash(&h, &fl, &zero);
+		REQUIRE_EQ(d.path, map2[hash % 13]);
+		REQUIRE(d.info->res_buckets == 13 && !memcmp(fib_info_res_map(d.info), map2, 13),
+			"10.9/16 keeps its own map");
+		fib_read_unlock();
+	}
+	memset(count, 0, sizeof(count));
+	res_check(fib, &h, AF_INET6, map6, 7, &g, count);
+	ck_assert_uint_gt(count[0], 0);
+	ck_assert_uint_gt(count[1], count[0]);
+	/* a bucket naming no path is refused, the route unchanged */
+	map2[5] = 3;
+	REQUIRE_EQ(fib_add(fib, &r2, FIB_ADD_REPLACE), -EINVAL);
+	/* a replace with moved buckets: the new map */
+	for (int i = 0; i < 13; i++)
+		map2[i] = 0;
+	r.res_map = map2;
+	REQUIRE_EQ(fib_add(fib, &r, FIB_ADD_REPLACE), 0);
+	memset(count, 0, sizeof(count));
+	res_check(fib, &h, AF_INET, map2, 13, &g, count);
+	REQUIRE_EQ(count[0], 20000);
+	fib_free(fib);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
 	struct fib *fib = fib_new(NULL);
@@ -1539,6 +1654,7 @@ resolve_suite(void)
 	tcase_add_test(tc, test_fast_equals_walk);
 	tcase_add_test(tc, test_multipath_weights);
 	tcase_add_test(tc, test_multipath_dead);
+	tcase_add_test(tc, test_resilient);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_source4);
 	tcase_add_test(tc, test_source6);
