@@ -45,15 +45,16 @@ struct fib_policy;
 struct policy_stage;
 
 /* A small per-family filter of the local table's prefixes (fib/policy.c):
- * "dst cannot be in the local table" in one bit test for the fast path. */
+ * "dst cannot be in the local table" in two bit tests for the fast path. */
 #define LOCALF_BITS 4096u
-#define LOCALF_SHORT 4
+#define LOCALF_GRAIN4 24
+#define LOCALF_GRAIN6 64
 struct localf {
 	uint64_t bits[LOCALF_BITS / 64]; /* hash of the /24 (IPv4) or /64 (IPv6) */
-	/* prefixes shorter than that: key and plen; plen 0xff: empty slot */
-	unsigned __int128 short_key[LOCALF_SHORT];
-	uint8_t short_plen[LOCALF_SHORT];
-	uint8_t all; /* too many short prefixes: every address may be local */
+	/* prefixes shorter than that, by the values of the address's top 8
+	 * bits they cover (127.0.0.0/8, ff00::/8): every address under a set
+	 * bit takes the full walk */
+	uint64_t top[4];
 	uint32_t ndefault; /* routes in table 253 (default), at least */
 };
 

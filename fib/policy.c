@@ -54,8 +54,7 @@ struct policy_stage {
 	uint8_t custom4;
 	/* the local-table filter's counts (writer only) */
 	uint32_t lcount[2][LOCALF_BITS];
-	uint32_t scount[2][LOCALF_SHORT];
-	uint32_t soverflow[2];
+	uint32_t tcount[2][256];
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -384,16 +383,24 @@ policy_build(struct fib *fib, int family)
 {
 	struct policy_stage *ps = fib->ps;
 	int f = policy_fidx(family);
-	size_t nr = ps->nrules[f], nl = ps->nlinks, na = 0, size, off;
+	size_t nr = ps->nrules[f], nl = ps->nlinks, na = 0, size, off, nsrc = 0;
 	struct fib_policy *p;
+	uint32_t (*src4)[2];
 	struct policy_rule *rules;
 	struct fib_link *links;
 	struct fib_ifaddr *addrs;
 
-	for (size_t i = 0; i < ps->naddrs; i++)
-		na += ps->addrs[i].family == family;
+	for (size_t i = 0; i < ps->naddrs; i++) {
+		const struct fib_ifaddr *a = &ps->addrs[i];
+
+		na += a->family == family;
+		if (family == AF_INET && a->family == family && a->ifindex < POLICY_SRC4_MAX &&
+		    a->ifindex >= nsrc)
+			nsrc = a->ifindex + 1;
+	}
 	off = (sizeof(*p) + 15) & ~(size_t)15;
-	size = off + nr * sizeof(*rules) + nl * sizeof(*links) + na * sizeof(*addrs);
+	size = off + nr * sizeof(*rules) + nl * sizeof(*links) + na * sizeof(*addrs) +
+	       nsrc * sizeof(*src4);
 	p = pool_alloc(fib->ctx.pool, size);
 	if (!p)
 		return NULL;
@@ -401,6 +408,7 @@ policy_build(struct fib *fib, int family)
 	rules = (struct policy_rule *)((char *)p + off);
 	links = (struct fib_link *)(rules + nr);
 	addrs = (struct fib_ifaddr *)(links + nl);
+	src4 = (uint32_t(*)[2])(addrs + na);
 	p->size = size;
 	p->family = (uint8_t)family;
 	p->nrules = (uint32_t)nr;
@@ -455,6 +463,12 @@ policy_build(struct fib *fib, int family)
 		p->fallback4[0] = policy_select_fallback4(p, 0, 0);
 		p->fallback4[1] = policy_select_fallback4(p, 0, 253);
 		p->fallback4[2] = policy_select_fallback4(p, 0, 254);
+		for (uint32_t i = 0; i < nsrc; i++) {
+			src4[i][0] = htonl(policy_dev_only_addr4(p, i, 0));
+			src4[i][1] = htonl(policy_dev_only_addr4(p, i, 253));
+		}
+		p->nsrc4 = (uint32_t)nsrc;
+		p->src4 = (const uint32_t(*)[2])src4;
 	}
 	return p;
 }
@@ -597,9 +611,6 @@ fib_errno_name(int err)
 
 /* ------------------------------------------------- the local filter */
 
-#define LOCALF_GRAIN4 24
-#define LOCALF_GRAIN6 64
-
 static unsigned __int128
 route_key(const struct fib_route *r)
 {
@@ -612,40 +623,14 @@ route_key(const struct fib_route *r)
 	return k;
 }
 
-static unsigned
-localf_hash(int family, unsigned __int128 key)
-{
-	uint64_t x = family == AF_INET ? (uint64_t)(key >> (32 - LOCALF_GRAIN4))
-				       : (uint64_t)(key >> (128 - LOCALF_GRAIN6));
-
-	return (unsigned)((x * 0x9e3779b97f4a7c15ull) >> 52); /* 12 bits */
-}
-
 static int
-localf_short_match(int family, unsigned __int128 key, unsigned __int128 pkey, unsigned plen)
+localf_top_span(int family, unsigned __int128 key, unsigned plen, unsigned *first)
 {
-	unsigned bits = addr_bits(family);
-
-	if (plen == 0)
+	*first = (unsigned)(key >> (addr_bits(family) - 8));
+	if (plen >= 8)
 		return 1;
-	return ((key ^ pkey) >> (bits - plen)) == 0;
-}
-
-int
-localf_maybe(const struct localf *f, int family, unsigned __int128 key)
-{
-	unsigned h = localf_hash(family, key);
-
-	if (__atomic_load_n(&f->bits[h / 64], __ATOMIC_RELAXED) & (1ull << (h % 64)))
-		return 1;
-	if (__atomic_load_n(&f->all, __ATOMIC_RELAXED))
-		return 1;
-	for (int i = 0; i < LOCALF_SHORT; i++) {
-		uint8_t plen = __atomic_load_n(&f->short_plen[i], __ATOMIC_ACQUIRE);
-		if (plen != 0xff && localf_short_match(family, key, f->short_key[i], plen))
-			return 1;
-	}
-	return 0;
+	*first &= ~((1u << (8 - plen)) - 1) & 0xff;
+	return 1 << (8 - plen);
 }
 
 static void
@@ -656,6 +641,7 @@ localf_change(struct fib *fib, const struct fib_route *r, int delta)
 	struct policy_stage *ps = fib->ps;
 	unsigned grain = r->family == AF_INET ? LOCALF_GRAIN4 : LOCALF_GRAIN6;
 	unsigned __int128 key = route_key(r);
+	unsigned first, span;
 
 	if (r->table == POLICY_TABLE_DEFAULT) {
 		/* the fast path's "main missed and default is empty" */
@@ -676,28 +662,15 @@ localf_change(struct fib *fib, const struct fib_route *r, int delta)
 			__atomic_fetch_and(&f->bits[h / 64], ~bit, __ATOMIC_RELEASE);
 		return;
 	}
-	for (int i = 0; i < LOCALF_SHORT; i++) {
-		if (f->short_plen[i] == r->plen && f->short_key[i] == key && ps->scount[fi][i]) {
-			if (delta > 0)
-				ps->scount[fi][i]++;
-			else if (--ps->scount[fi][i] == 0)
-				__atomic_store_n(&f->short_plen[i], 0xff, __ATOMIC_RELEASE);
-			return;
-		}
-	}
-	if (delta > 0) {
-		for (int i = 0; i < LOCALF_SHORT; i++) {
-			if (ps->scount[fi][i])
-				continue;
-			f->short_key[i] = key;
-			__atomic_store_n(&f->short_plen[i], r->plen, __ATOMIC_RELEASE);
-			ps->scount[fi][i] = 1;
-			return;
-		}
-		if (ps->soverflow[fi]++ == 0)
-			__atomic_store_n(&f->all, 1, __ATOMIC_RELEASE);
-	} else if (ps->soverflow[fi] && --ps->soverflow[fi] == 0) {
-		__atomic_store_n(&f->all, 0, __ATOMIC_RELEASE);
+	/* shorter: every top-8-bit value the prefix covers */
+	span = (unsigned)localf_top_span(r->family, key, r->plen, &first);
+	for (unsigned v = first; v < first + span; v++) {
+		uint64_t bit = 1ull << (v % 64);
+
+		if (delta > 0 && ps->tcount[fi][v]++ == 0)
+			__atomic_fetch_or(&f->top[v / 64], bit, __ATOMIC_RELEASE);
+		else if (delta < 0 && ps->tcount[fi][v] && --ps->tcount[fi][v] == 0)
+			__atomic_fetch_and(&f->top[v / 64], ~bit, __ATOMIC_RELEASE);
 	}
 }
 
@@ -723,13 +696,11 @@ localf_reset(struct fib *fib, int family)
 			continue;
 		for (unsigned i = 0; i < LOCALF_BITS / 64; i++)
 			__atomic_store_n(&f->bits[i], 0, __ATOMIC_RELEASE);
-		for (int i = 0; i < LOCALF_SHORT; i++)
-			__atomic_store_n(&f->short_plen[i], 0xff, __ATOMIC_RELEASE);
-		__atomic_store_n(&f->all, 0, __ATOMIC_RELEASE);
+		for (unsigned i = 0; i < 4; i++)
+			__atomic_store_n(&f->top[i], 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&f->ndefault, 0, __ATOMIC_RELEASE);
 		memset(fib->ps->lcount[fi], 0, sizeof(fib->ps->lcount[fi]));
-		memset(fib->ps->scount[fi], 0, sizeof(fib->ps->scount[fi]));
-		fib->ps->soverflow[fi] = 0;
+		memset(fib->ps->tcount[fi], 0, sizeof(fib->ps->tcount[fi]));
 	}
 }
 

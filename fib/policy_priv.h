@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "fib/fib_priv.h"
 #include "fib/policy.h"
@@ -61,7 +62,19 @@ struct fib_policy {
 	/* inet_select_addr's last resort outside any VRF (every device in
 	 * ifindex order) for scopes universe, link, host; host order, 0 none */
 	uint32_t fallback4[3];
+	/*
+	 * IPv4: the source inet_select_addr picks on a device whatever the
+	 * gateway (the device has one primary address of the scope), by
+	 * ifindex below nsrc4, for routes of scope universe [0] and link
+	 * [1]; network order, 0: ask inet_select_addr. The kernel keeps it
+	 * per next hop (nh_saddr); here one snapshot serves every route.
+	 */
+	uint32_t nsrc4;
+	const uint32_t (*src4)[2];
 };
+
+/* devices of ifindex at most this get a src4 entry */
+#define POLICY_SRC4_MAX 4096u
 
 static inline int
 policy_fidx(int family)
@@ -78,6 +91,10 @@ const struct fib_ifaddr *policy_addrs(const struct fib_policy *p, uint32_t ifind
  * in ifindex order with an address of scope. Context: reader; or the
  * writer on a snapshot it builds. */
 uint32_t policy_select_fallback4(const struct fib_policy *p, uint32_t master, int scope);
+/* The address of ifindex that inet_select_addr picks for scope whatever
+ * the gateway (host order), 0 when the gateway or another device decides.
+ * Context: the writer, on a snapshot it builds. */
+uint32_t policy_dev_only_addr4(const struct fib_policy *p, uint32_t ifindex, int scope);
 
 /* fib.c's hooks: the policy's part of fib_new and fib_free. */
 int policy_init(struct fib *fib);
@@ -93,8 +110,38 @@ void policy_fini(struct fib *fib);
 void localf_note_add(struct fib *fib, const struct fib_route *r);
 void localf_note_del(struct fib *fib, const struct fib_route *r);
 void localf_reset(struct fib *fib, int family);
+/* The filter's hash of an address's /24 (IPv4) or /64 (IPv6): 12 bits */
+static inline unsigned
+localf_hash(int family, unsigned __int128 key)
+{
+	uint64_t x = family == AF_INET ? (uint64_t)(key >> (32 - LOCALF_GRAIN4))
+				       : (uint64_t)(key >> (128 - LOCALF_GRAIN6));
+
+	return (unsigned)((x * 0x9e3779b97f4a7c15ull) >> 52);
+}
+
+/* localf_maybe for an IPv4 address, host order, in 32-bit arithmetic */
+static inline int
+localf_maybe4(const struct localf *f, uint32_t key)
+{
+	unsigned h = (unsigned)(((uint64_t)(key >> (32 - LOCALF_GRAIN4)) * 0x9e3779b97f4a7c15ull) >> 52);
+	unsigned top = key >> 24;
+
+	return ((__atomic_load_n(&f->bits[h / 64], __ATOMIC_RELAXED) >> (h % 64)) |
+		(__atomic_load_n(&f->top[top / 64], __ATOMIC_RELAXED) >> (top % 64))) & 1;
+}
+
 /* May dst (IPv4: host order in the low 32 bits; IPv6: the trie key) be
- * in the local table? Context: reader. */
-int localf_maybe(const struct localf *f, int family, unsigned __int128 key);
+ * in the local table? Never "no" for an address under a local route.
+ * Context: reader. */
+static inline int
+localf_maybe(const struct localf *f, int family, unsigned __int128 key)
+{
+	unsigned h = localf_hash(family, key);
+	unsigned top = (unsigned)(key >> (family == AF_INET ? 24 : 120)) & 0xff;
+
+	return ((__atomic_load_n(&f->bits[h / 64], __ATOMIC_RELAXED) >> (h % 64)) |
+		(__atomic_load_n(&f->top[top / 64], __ATOMIC_RELAXED) >> (top % 64))) & 1;
+}
 
 #endif

@@ -586,6 +586,26 @@ dev_select_addr4(const struct fib_policy *p, uint32_t ifindex, uint32_t dst, int
 	return have;
 }
 
+uint32_t
+policy_dev_only_addr4(const struct fib_policy *p, uint32_t ifindex, int scope)
+{
+	size_t n, fit = 0;
+	const struct fib_ifaddr *a = policy_addrs(p, ifindex, &n);
+	uint32_t addr = 0;
+
+	/* the same filter as dev_select_addr4: with one address through it,
+	 * the gateway's subnet test cannot change the pick */
+	for (size_t i = 0; i < n; i++) {
+		int ascope = a[i].scope < RT_SCOPE_HOST ? a[i].scope : RT_SCOPE_HOST;
+
+		if ((a[i].flags & IFA_F_SECONDARY) || ascope > scope)
+			continue;
+		addr = ntohl(a[i].addr.v4.s_addr);
+		fit++;
+	}
+	return fit == 1 ? addr : 0;
+}
+
 /* inet_select_addr: the device, then its VRF, then every device of the
  * same VRF in ifindex order. */
 static uint32_t
@@ -621,21 +641,14 @@ policy_select_fallback4(const struct fib_policy *p, uint32_t master, int scope)
 	return 0;
 }
 
-/* fib_result_prefsrc of path `path` (the kernel's nh_saddr) */
-static int
-select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
-	       union fib_addr *src)
+/* select_source4 past the snapshot's per-device answer */
+static __attribute__((noinline)) int
+select_source4_slow(const struct fib_policy *p, const struct fib_info *fi, int path,
+		    union fib_addr *src)
 {
-	const struct fib_nh *nh;
+	const struct fib_nh *nh = &fi->nh[path];
 	uint32_t gw = 0, a;
 
-	if (fi->prefsrc_set) {
-		*src = fi->prefsrc;
-		return 1;
-	}
-	if (!fi->nh_count)
-		return 0;
-	nh = &fi->nh[path];
 	if (nh->gw_family == AF_INET)
 		gw = ntohl(nh->gw.v4.s_addr);
 	a = inet_select_addr(p, nh->ifindex, gw, fi->scope);
@@ -644,6 +657,30 @@ select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
 	memset(src, 0, sizeof(*src));
 	src->v4.s_addr = htonl(a);
 	return 1;
+}
+
+/* fib_result_prefsrc of path `path` (the kernel's nh_saddr) */
+static inline int
+select_source4(const struct fib_policy *p, const struct fib_info *fi, int path,
+	       union fib_addr *src)
+{
+	const struct fib_nh *nh;
+	uint32_t a;
+
+	if (fi->prefsrc_set) {
+		*src = fi->prefsrc;
+		return 1;
+	}
+	if (!fi->nh_count)
+		return 0;
+	nh = &fi->nh[path];
+	if (nh->ifindex < p->nsrc4 && (fi->scope == RT_SCOPE_UNIVERSE || fi->scope == RT_SCOPE_LINK) &&
+	    (a = p->src4[nh->ifindex][fi->scope == RT_SCOPE_LINK]) != 0) {
+		memset(src, 0, sizeof(*src));
+		src->v4.s_addr = a;
+		return 1;
+	}
+	return select_source4_slow(p, fi, path, src);
 }
 
 /* the kernel's nh_saddr of path `path` (fib_info_update_nhc_saddr): the
@@ -958,7 +995,7 @@ martian_input4(const struct rctx *c)
 	return 0;
 }
 
-static int
+static __attribute__((noinline)) int
 resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_flow *fl,
 	    struct fib_decision *d)
 {
@@ -990,11 +1027,12 @@ resolve_one(const struct fib *fib, const struct fib_policy *p, const struct fib_
 
 /*
  * Step 1: the default rules, no oif, legacy tos 0, dst not in the local
- * table: the answer is main's. 1 when d is the answer, 0 to walk.
+ * table: the answer is main's. 1 when d is the answer, 0 to walk. The
+ * cases other than resolve_fast's common one.
  */
-static inline int
-resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib_flow *fl,
-	     struct fib_result res, struct fib_decision *d)
+static __attribute__((noinline)) int
+resolve_fast_rest(const struct fib *fib, const struct fib_policy *p, const struct fib_flow *fl,
+		  struct fib_result res, struct fib_decision *d)
 {
 	const struct fib_alias *fa = res.alias;
 	const struct fib_info *fi;
@@ -1038,14 +1076,40 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 		trie4_leaf_key(res.leaf, &d->prefix);
 	else
 		trie6_leaf_key(res.leaf, &d->prefix);
-	if (fi->nh_count <= 1 && fl->family == AF_INET && !(fl->flags & FIB_FLOW_SRC)) {
-		/* one path, an output flow: only the source is left */
-		if (select_source4(p, fi, 0, &d->src))
-			d->flags |= FIB_D_SRC;
-		return 1;
-	}
 	rctx_init(&c, fib, p, fl);
 	resolve_finish(&c, 0, d);
+	return 1;
+}
+
+/*
+ * The common answer inline: an IPv4 output flow without a source, a
+ * unicast route of at most one live path; then only the source is left,
+ * and the snapshot has it per device (select_source4).
+ */
+static inline int
+resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib_flow *fl,
+	     struct fib_result res, struct fib_decision *d)
+{
+	const struct fib_alias *fa = res.alias;
+	const struct fib_info *fi;
+
+	if (!fa || fa->type != FIB_UNICAST || fl->family != AF_INET || (fl->flags & FIB_FLOW_SRC))
+		return resolve_fast_rest(fib, p, fl, res, d);
+	fi = fa->fi;
+	if (fi->nh_count > 1 || (!p->all_up && fi->nh_count))
+		return resolve_fast_rest(fib, p, fl, res, d);
+	decision_init(d, fl);
+	d->rule = 32766;
+	d->flags = FIB_D_RULE | FIB_D_ROUTE;
+	d->type = FIB_UNICAST;
+	d->plen = (uint8_t)(32 - fa->slen);
+	d->tos = fa->tos;
+	d->table = fa->table;
+	d->info = fi;
+	d->npaths = fi->nh_count;
+	trie4_leaf_key(res.leaf, &d->prefix);
+	if (select_source4(p, fi, 0, &d->src))
+		d->flags |= FIB_D_SRC;
 	return 1;
 }
 
@@ -1078,6 +1142,18 @@ fib_resolve_rcu(const struct fib *fib, const struct fib_flow *fl, struct fib_dec
 		return -EINVAL;
 	}
 	p = rcu_dereference(fib->policy[policy_fidx(fl->family)]);
+	if (fl->family == AF_INET) {
+		/* fast_eligible in 32-bit arithmetic */
+		uint32_t k4 = ntohl(fl->dst.v4.s_addr);
+
+		if (p->is_default &&
+		    !(fl->flags & (FIB_FLOW_OIF | FIB_FLOW_FIBMATCH | FIB_FLOW_IIF)) &&
+		    !(((fl->flags & FIB_FLOW_DSCP) ? fl->tos << 2 : fl->tos) & 0x1c) &&
+		    !localf_maybe4(&fib->localf[0], k4) &&
+		    resolve_fast(fib, p, fl, trie4_lookup(fib->t4, k4, RT_TABLE_MAIN, 0), d))
+			return -d->error;
+		return resolve_one(fib, p, fl, d);
+	}
 	if (fast_eligible(fib, p, fl, &key)) {
 		struct fib_result res = fl->family == AF_INET
 						? trie4_lookup(fib->t4, (uint32_t)key, RT_TABLE_MAIN, 0)
@@ -1127,6 +1203,23 @@ fib_resolve_batch_rcu(const struct fib *fib, const struct fib_flow *fl, struct f
 			trie4_lookup_batch(fib->t4, k4, RT_TABLE_MAIN, res4, (size_t)n4);
 		if (n6)
 			trie6_lookup_batch(fib->t6, k6, RT_TABLE_MAIN, res6, (size_t)n6);
+		/* the answers read the matched routes: fetch them for the whole
+		 * chunk first (alias and leaf, then the attribute set behind
+		 * each alias) instead of one miss per flow */
+		for (int i = 0; i < n4; i++) {
+			__builtin_prefetch(res4[i].alias);
+			__builtin_prefetch(res4[i].leaf);
+		}
+		for (int i = 0; i < n6; i++) {
+			__builtin_prefetch(res6[i].alias);
+			__builtin_prefetch(res6[i].leaf);
+		}
+		for (int i = 0; i < n4; i++)
+			if (res4[i].alias)
+				__builtin_prefetch(res4[i].alias->fi);
+		for (int i = 0; i < n6; i++)
+			if (res6[i].alias)
+				__builtin_prefetch(res6[i].alias->fi);
 		for (size_t i = 0; i < m; i++) {
 			const struct fib_flow *f = &fl[base + i];
 

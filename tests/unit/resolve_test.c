@@ -1612,7 +1612,9 @@ START_TEST(test_local_filter)
 	struct fib_route def = route4("0.0.0.0/0", 254, FIB_UNICAST, &a, 1);
 	struct fib_route loc = route4("10.0.0.1/32", 255, FIB_LOCAL, &a, 1);
 	struct fib_route lo8 = route4("127.0.0.0/8", 255, FIB_LOCAL, &a, 1);
-	struct fib_flow f1 = flow("10.0.0.1"), f2 = flow("127.1.2.3");
+	/* shorter than /8: the filter marks every top octet it covers */
+	struct fib_route lo6 = route4("124.0.0.0/6", 255, FIB_LOCAL, &a, 1);
+	struct fib_flow f1 = flow("10.0.0.1"), f2 = flow("127.1.2.3"), f3 = flow("125.9.9.9");
 	struct fib_decision d;
 
 	ck_assert_int_eq(fib_add(fib, &def, 0), 0);
@@ -1621,11 +1623,14 @@ START_TEST(test_local_filter)
 		ck_assert_int_eq(fib_add(fib, &loc, FIB_ADD_REPLACE), 0);
 		ck_assert_int_eq(fib_add(fib, &lo8, 0), 0);
 		ck_assert_int_eq(fib_add(fib, &lo8, 0), -EEXIST);
+		ck_assert_int_eq(fib_add(fib, &lo6, 0), 0);
 		fib_read_lock();
 		fib_resolve_rcu(fib, &f1, &d);
 		ck_assert_int_eq(d.type, FIB_LOCAL);
 		ck_assert_uint_eq(d.rule, 0);
 		fib_resolve_rcu(fib, &f2, &d);
+		ck_assert_int_eq(d.type, FIB_LOCAL);
+		fib_resolve_rcu(fib, &f3, &d);
 		ck_assert_int_eq(d.type, FIB_LOCAL);
 		fib_read_unlock();
 		ck_assert_int_eq(fib_del(fib, &loc), 0);
@@ -1635,6 +1640,13 @@ START_TEST(test_local_filter)
 		ck_assert_int_eq(d.type, FIB_UNICAST);
 		ck_assert_uint_eq(d.rule, 32766);
 		fib_resolve_rcu(fib, &f2, &d);
+		ck_assert_int_eq(d.type, FIB_LOCAL); /* 124.0.0.0/6 still covers it */
+		fib_read_unlock();
+		ck_assert_int_eq(fib_del(fib, &lo6), 0);
+		fib_read_lock();
+		fib_resolve_rcu(fib, &f2, &d);
+		ck_assert_int_eq(d.type, FIB_UNICAST);
+		fib_resolve_rcu(fib, &f3, &d);
 		ck_assert_int_eq(d.type, FIB_UNICAST);
 		fib_read_unlock();
 	}
