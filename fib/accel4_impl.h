@@ -17,7 +17,8 @@
  *       ans = seg->ans[popcount(seg->lv & mask(s)) - 1]
  *
  * lv and the answers share the segment's first cache line for the /18s
- * with at most 14 runs, nearly all of them.
+ * with at most 14 runs, nearly all of them. The /18s without any route
+ * share one segment answering 0 (an empty table is the dir alone).
  *
  * An answer word is a pool handle (fib/pool.h) shifted left by 3 and
  *   k         alias k (< A_KMAX) of the trie leaf named by the handle
@@ -87,6 +88,7 @@ struct accel {
 	const uintptr_t *lt; /* handle table of leaves and deep nodes (the FIB's pool) */
 	struct pool *pool;
 	struct aseg *askseg; /* one run answering A_ASK: /18s left to the trie */
+	struct aseg *zeroseg; /* one run answering 0: /18s without a route, shared */
 	bool holding;        /* writer: reclaim held since a_invalidate */
 	/* writer only */
 	uint64_t blocks, block_bytes, nodes, answers, asks;
@@ -494,6 +496,10 @@ a_seg_make(struct asegb *b, aword dflt, const struct aitem *it, size_t n, struct
 			b->differs |= b->cmp->lv != 1 || b->cmp->ans[0] != dflt;
 			return 0;
 		}
+		if (!dflt) {
+			*out = b->A->zeroseg;
+			return 0;
+		}
 		s = pool_alloc(b->A->pool, aseg_size(1));
 		if (!s)
 			return -ENOMEM;
@@ -550,7 +556,7 @@ a_seg_drop(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, bool publishe
 {
 	unsigned n;
 
-	if (!s || s == A->askseg)
+	if (!s || s == A->askseg || s == A->zeroseg)
 		return;
 	n = aseg_n(s);
 	for (unsigned i = 0; i < n; i++) {
@@ -747,6 +753,7 @@ a_free_now(struct TRIE_PREFIX *t, struct accel *A)
 	for (unsigned long c = 0; c < A_NDP; c++)
 		a_seg_drop(t, A, A->dir[c], false);
 	pool_free(A->pool, A->askseg, aseg_size(1));
+	pool_free(A->pool, A->zeroseg, aseg_size(1));
 	pool_free(A->pool, A->dir, A_NDP * sizeof(A->dir[0]));
 	pool_free(A->pool, A, sizeof(*A));
 }
@@ -757,6 +764,7 @@ a_retire_all(struct TRIE_PREFIX *t, struct accel *A)
 	for (unsigned long c = 0; c < A_NDP; c++)
 		a_seg_drop(t, A, A->dir[c], true);
 	reclaim_retire(t->ctx->rc, A->askseg, aseg_size(1));
+	reclaim_retire(t->ctx->rc, A->zeroseg, aseg_size(1));
 	reclaim_retire(t->ctx->rc, A->dir, A_NDP * sizeof(A->dir[0]));
 	reclaim_retire(t->ctx->rc, A, sizeof(*A));
 }
@@ -769,8 +777,11 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	struct accel *A = pool_alloc(p, sizeof(*A));
 	struct aseg **dir = A ? pool_alloc(p, A_NDP * sizeof(*dir)) : NULL;
 	struct aseg *ask = dir ? pool_alloc(p, aseg_size(1)) : NULL;
+	struct aseg *zero = ask ? pool_alloc(p, aseg_size(1)) : NULL;
 
-	if (!ask) {
+	if (!zero) {
+		if (ask)
+			pool_free(p, ask, aseg_size(1));
 		if (dir)
 			pool_free(p, dir, A_NDP * sizeof(*dir));
 		if (A)
@@ -785,6 +796,9 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	ask->lv = 1;
 	ask->ans[0] = A_ASK;
 	A->askseg = ask;
+	zero->lv = 1;
+	zero->ans[0] = 0;
+	A->zeroseg = zero;
 	for (unsigned long c = 0; c < A_NDP; c++)
 		dir[c] = ask;
 	A->asks = A_NDP;
@@ -817,7 +831,7 @@ a_replace(struct TRIE_PREFIX *t)
 static size_t
 a_bytes(const struct accel *A)
 {
-	return sizeof(*A) + A_NDP * sizeof(A->dir[0]) + aseg_size(1) + A->block_bytes;
+	return sizeof(*A) + A_NDP * sizeof(A->dir[0]) + 2 * aseg_size(1) + A->block_bytes;
 }
 
 /* ------------------------------------------------------ check and stats */
