@@ -1346,6 +1346,12 @@ a_replace(struct TRIE_PREFIX *t)
 		a_retire_all(t, old);
 }
 
+static size_t
+a_bytes(const struct accel *A)
+{
+	return sizeof(*A) + A_NDP * sizeof(aword) + A->block_bytes;
+}
+
 /* ------------------------------------------------------ check and stats */
 
 /* Compare the compiled answer with the trie's at addr. */

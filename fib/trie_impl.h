@@ -1155,7 +1155,11 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
 
 /* ------------------------------------------------- the compiled table */
 
+#if TRIE_KEYBITS == 32 && !defined(FIB_ACCEL4_POPTRIE)
+#include "fib/accel4_impl.h"
+#else
 #include "fib/accel_impl.h"
+#endif
 
 /*
  * The compiled table's lookups want popcnt, which the x86-64 baseline
@@ -1947,7 +1951,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 	if (t->accel) {
 		const struct accel *A = t->accel;
 		st->accel_table = A->table;
-		st->accel_bytes = sizeof(*A) + A_NDP * sizeof(aword) + A->block_bytes;
+		st->accel_bytes = a_bytes(A);
 		st->accel_blocks = A->blocks;
 		st->accel_nodes = A->nodes;
 		st->accel_answers = A->answers;

@@ -1,0 +1,924 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: the IPv4 compiled lookup table, run bitmaps over the /18s
+ *
+ * Included by trie_impl.h for 32-bit keys in place of accel_impl.h (the
+ * poptrie-like table, still used for IPv6 and selected for IPv4 with
+ * -DFIB_ACCEL4_POPTRIE). The LC-trie stays the writer's structure; this
+ * table answers lookups in one table with tos 0 (params accel_table) in
+ * two dependent reads for any prefix up to /24:
+ *
+ *   dir[2^18]  one pointer per /18 (2 MiB, one huge page) to its segment
+ *   segment    lv   u64: bit s set = a run of equal answers starts at
+ *                   /24 slot s of the /18 (bit 0 always set)
+ *              ans  u32[popcount(lv)]: one answer per run
+ *   answer of address a:
+ *       seg = dir[a >> 14], s = (a >> 8) & 63
+ *       ans = seg->ans[popcount(seg->lv & mask(s)) - 1]
+ *
+ * lv and the answers share the segment's first cache line for the /18s
+ * with at most 14 runs, nearly all of them. The /18s without any route
+ * share one segment answering 0 (an empty table is the dir alone).
+ *
+ * An answer word is a pool handle (fib/pool.h) shifted left by 3 and
+ *   k         alias k (< A_KMAX) of the trie leaf named by the handle
+ *   A_DEEP    a deep node: the /24 holds longer prefixes
+ * or 0 (no route) or A_ASK (the trie answers: an alias index of 4 or
+ * more, or a /18 left to the trie for want of memory).
+ *
+ *   deep node  lv[4]  u64 run bitmaps over the /24's 256 addresses
+ *              cum[4] runs started before each quarter
+ *              ans    one answer per run
+ *   answer: q = (a & 255) >> 6,
+ *           ans[cum[q] + popcount(lv[q] & mask(a & 63)) - 1]
+ *
+ * so a route longer than /24 costs two more reads (the tier-1 table has
+ * a few hundred such /24s among 16M).
+ *
+ * The idea (a direct array of run bitmaps with the answers stored once
+ * per run) is poptrie's leafvec (Asai and Ohara, SIGCOMM 2015) at the
+ * first level only, as DIR-24-8 (Gupta et al., INFOCOM 1998) makes the
+ * first level direct.
+ *
+ * Building. One ordered pass: the routes of the table (tos 0) in key
+ * order, shortest first at equal keys, are a preorder of the prefix tree,
+ * so painting them in that order gives every /24 slot (and every address
+ * of a deep /24) its longest match; a stack of the prefixes of /18 or
+ * shorter gives each /18 its default.
+ *
+ * Updates (writer only). Segments and deep nodes are immutable once
+ * published. A change to the leaf of key K rebuilds the /18s its
+ * shortest prefix covers (before or after the change), in one pass as at
+ * load, and publishes each new segment with one pointer store; the old
+ * segment and its deep nodes are retired through the batched
+ * reclamation. The reclamation is held from before the trie changes to
+ * after the table is patched: a reader that found an answer naming the
+ * old leaf read the old segment before the new one was published, so the
+ * grace period of the old leaf waits for it too.
+ *
+ * If memory runs out, the /18 points to a shared segment answering
+ * A_ASK and the trie answers it until it is rebuilt (the next change
+ * that covers it, or a bulk load): slower, never wrong. If the whole
+ * build at load fails, there is no table and the trie answers all.
+ */
+
+#define A_DPBITS 18
+#define A_NDP (1ul << A_DPBITS)
+#define A_GROUP 64
+#define A_KMAX 4
+
+typedef uint32_t aword;
+#define A_ASK ((aword)1)
+#define A_DEEP ((aword)4)
+
+struct aseg {
+	uint64_t lv;
+	aword ans[];
+};
+
+struct adeep {
+	uint64_t lv[4];
+	uint16_t cum[4];
+	aword ans[];
+};
+
+struct accel {
+	uint32_t table;
+	struct aseg **dir;
+	const uintptr_t *lt; /* handle table of leaves and deep nodes (the FIB's pool) */
+	struct pool *pool;
+	struct aseg *askseg; /* one run answering A_ASK: /18s left to the trie */
+	struct aseg *zeroseg; /* one run answering 0: /18s without a route, shared */
+	bool holding;        /* writer: reclaim held since a_invalidate */
+	/* writer only */
+	uint64_t blocks, block_bytes, nodes, answers, asks;
+	uint64_t fail[A_NDP / 64];
+};
+
+static inline size_t
+aseg_size(unsigned n)
+{
+	return sizeof(struct aseg) + n * sizeof(aword);
+}
+
+static inline unsigned
+aseg_n(const struct aseg *s)
+{
+	return (unsigned)__builtin_popcountll(s->lv);
+}
+
+static inline unsigned
+adeep_n(const struct adeep *d)
+{
+	return d->cum[3] + (unsigned)__builtin_popcountll(d->lv[3]);
+}
+
+static inline size_t
+adeep_size(unsigned n)
+{
+	return sizeof(struct adeep) + n * sizeof(aword);
+}
+
+static inline unsigned long
+a_top(tkey key)
+{
+	return (unsigned long)(key >> (KEYBITS - A_DPBITS));
+}
+
+static inline tkey
+a_low_mask(unsigned b)
+{
+	return b >= KEYBITS ? ~(tkey)0 : (((tkey)1 << b) - 1);
+}
+
+static inline uint64_t
+a_mask(unsigned s)
+{
+	return (UINT64_C(2) << s) - 1;
+}
+
+/* The word answering with alias k of leaf l: A_ASK if it cannot. */
+static inline aword
+a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
+{
+	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
+
+	return h ? (aword)(h << 3 | k) : A_ASK;
+}
+
+static inline void
+a_result(const struct accel *A, aword v, struct fib_result *r)
+{
+	const struct tleaf *l;
+
+	if (!v) {
+		r->leaf = NULL;
+		r->alias = NULL;
+		return;
+	}
+	l = pool_handle_ptr(A->lt, v >> 3);
+	r->leaf = (const struct fib_leaf *)l;
+	r->alias = (const struct fib_alias *)&l->fa[v & 3];
+}
+
+static inline const struct adeep *
+a_deep(const struct accel *A, aword v)
+{
+	return pool_handle_ptr(A->lt, v >> 3);
+}
+
+static inline aword
+a_deep_word(const struct adeep *d, tkey key)
+{
+	unsigned b = (unsigned)key & 255, q = b >> 6;
+
+	return d->ans[d->cum[q] + __builtin_popcountll(d->lv[q] & a_mask(b & 63)) - 1];
+}
+
+/* ---------------------------------------------------------- the lookups */
+
+/* The answer word for key: 0, A_ASK or an answer. Call with rcu_read_lock. */
+static inline __attribute__((always_inline)) aword
+a_lookup(const struct accel *A, tkey key)
+{
+	const struct aseg *s = T_LOAD(A->dir[a_top(key)]);
+	aword v = s->ans[__builtin_popcountll(s->lv & a_mask((unsigned)(key >> 8) & 63)) - 1];
+
+	if (__builtin_expect(v & A_DEEP, 0))
+		v = a_deep_word(a_deep(A, v), key);
+	return v;
+}
+
+/*
+ * Batch: groups of A_GROUP lookups in rounds, each access prefetched a
+ * whole round (the other lookups' accesses) before it is used: the dir
+ * entries, then the segments' first lines, then the answers (when not on
+ * that line). Deep /24s and answers left to the trie are finished last.
+ */
+static inline __attribute__((always_inline)) void
+a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
+	       uint32_t table, struct fib_result *res, size_t n)
+{
+	struct aseg *const *dir = A->dir;
+
+	for (size_t base = 0; base < n; base += A_GROUP) {
+		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
+		const tkey *k = keys + base;
+		struct fib_result *r = res + base;
+		const aword *wp[A_GROUP];
+		uint8_t odd[A_GROUP];
+		unsigned nodd = 0;
+
+		for (unsigned i = 0; i < m; i++)
+			__builtin_prefetch(&dir[a_top(k[i])]);
+		for (unsigned i = 0; i < m; i++) {
+			const struct aseg *s = T_LOAD(dir[a_top(k[i])]);
+			wp[i] = (const aword *)s;
+			__builtin_prefetch(s);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			const struct aseg *s = (const struct aseg *)wp[i];
+			wp[i] = &s->ans[__builtin_popcountll(s->lv & a_mask((unsigned)(k[i] >> 8) & 63)) - 1];
+			__builtin_prefetch(wp[i]);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			aword v = *wp[i];
+
+			/* (alias indexes 1 and 3 share A_ASK's bit) */
+			if (__builtin_expect((v & A_DEEP) | (v == A_ASK), 0)) {
+				odd[nodd++] = (uint8_t)i;
+				continue;
+			}
+			a_result(A, v, &r[i]);
+		}
+		for (unsigned j = 0; j < nodd; j++) {
+			unsigned i = odd[j];
+			aword v = *wp[i];
+
+			if (v & A_DEEP)
+				v = a_deep_word(a_deep(A, v), k[i]);
+			if (v == A_ASK)
+				r[i] = TN(lookup_trie)(t, k[i], table, 0);
+			else
+				a_result(A, v, &r[i]);
+		}
+	}
+}
+
+/* ------------------------------------------------------------- building */
+
+struct aitem {
+	tkey key;
+	uint8_t plen;
+	aword val;
+};
+
+struct avec {
+	struct aitem *v;
+	size_t n, cap;
+};
+
+static int
+avec_push(struct avec *a, tkey key, unsigned plen, aword val)
+{
+	if (a->n == a->cap) {
+		size_t c = a->cap ? 2 * a->cap : 256;
+		struct aitem *v = realloc(a->v, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = c;
+	}
+	a->v[a->n].key = key;
+	a->v[a->n].plen = (uint8_t)plen;
+	a->v[a->n].val = val;
+	a->n++;
+	return 0;
+}
+
+/*
+ * The routes of leaf l that a lookup in table with tos 0 can return and
+ * whose length is above plo, shortest prefix first (the preorder the
+ * builder wants).
+ */
+static int
+a_leaf_items(const struct TRIE_PREFIX *t, const struct tleaf *l, uint32_t table, int plo,
+	     struct avec *to)
+{
+	unsigned pick[256], np = 0;
+
+	for (unsigned a = 0; a < l->kv.n; a++) {
+		const struct fib_alias *fa = &l->fa[a];
+		if (fa->table != table || fa->tos)
+			continue;
+		if (np && l->fa[pick[np - 1]].slen == fa->slen)
+			continue; /* the first of one length answers */
+		pick[np++] = a;
+	}
+	while (np--) {
+		unsigned a = pick[np], plen = KEYBITS - l->fa[a].slen;
+		if ((int)plen <= plo)
+			continue;
+		if (avec_push(to, l->kv.key, plen, a_value(t, l, a)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every leaf below n with a key in [lo, hi], in key order; their routes
+ * longer than /plo. */
+static int
+a_collect(const struct TRIE_PREFIX *t, const struct tkv *n, tkey lo, tkey hi, uint32_t table,
+	  int plo, struct avec *to)
+{
+	tkey nlo, nhi;
+	unsigned long ilo, ihi;
+	unsigned span;
+
+	if (!n)
+		return 0;
+	if (IS_LEAF(n))
+		return n->key >= lo && n->key <= hi ? a_leaf_items(t, TLEAF(n), table, plo, to) : 0;
+	span = n->pos + n->bits;
+	nlo = n->key;
+	nhi = nlo | a_low_mask(span);
+	if (hi < nlo || lo > nhi)
+		return 0;
+	ilo = lo > nlo ? (unsigned long)((lo - nlo) >> n->pos) : 0;
+	ihi = (unsigned long)(((hi < nhi ? hi : nhi) - nlo) >> n->pos);
+	for (unsigned long i = ilo; i <= ihi; i++) {
+		int err = a_collect(t, T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, to);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The answer for the key range of a /plen from routes shorter than /plen
+ * (exact lookups of /plen-1 ... /0).
+ */
+static aword
+a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
+{
+	tkey last = 0;
+	const struct tleaf *l = NULL;
+	bool looked = false;
+
+	for (int p = (int)plen - 1; p >= 0; p--) {
+		tkey k = base & ~a_low_mask(KEYBITS - (unsigned)p);
+		struct tnode *path[KEYBITS + 2];
+		int depth;
+
+		if (!looked || k != last) {
+			l = find_leaf(t, k, path, &depth);
+			last = k;
+			looked = true;
+		}
+		if (!l)
+			continue;
+		for (unsigned a = 0; a < l->kv.n; a++) {
+			const struct fib_alias *fa = &l->fa[a];
+			if (fa->slen == KEYBITS - (unsigned)p && fa->table == table && !fa->tos)
+				return a_value(t, l, a);
+		}
+	}
+	return 0;
+}
+
+static void
+a_count_deep(struct accel *A, const struct adeep *d, int sign)
+{
+	unsigned n = adeep_n(d);
+
+	A->nodes += (uint64_t)(int64_t)sign;
+	A->block_bytes += (uint64_t)((int64_t)sign * (int64_t)adeep_size(n));
+	A->answers += (uint64_t)((int64_t)sign * (int64_t)n);
+}
+
+static void
+a_count_seg(struct accel *A, const struct aseg *s, int sign)
+{
+	unsigned n = aseg_n(s);
+
+	A->blocks += (uint64_t)(int64_t)sign;
+	A->block_bytes += (uint64_t)((int64_t)sign * (int64_t)aseg_size(n));
+	A->answers += (uint64_t)((int64_t)sign * (int64_t)n);
+}
+
+/* Runs of w[0 .. n-1] (n a multiple of 64) into lv[n / 64] and ans;
+ * returns the number of runs. */
+static unsigned
+a_runs(const aword *w, unsigned n, uint64_t *lv, aword *ans)
+{
+	unsigned k = 0;
+
+	for (unsigned q = 0; q < n / 64; q++)
+		lv[q] = 0;
+	for (unsigned s = 0; s < n; s++)
+		if (!s || w[s] != w[s - 1]) {
+			lv[s / 64] |= UINT64_C(1) << (s % 64);
+			ans[k++] = w[s];
+		}
+	return k;
+}
+
+/* How a segment build treats the deep nodes it computes. */
+struct asegb {
+	struct TRIE_PREFIX *t;
+	struct accel *A;
+	const struct aseg *cmp; /* check: compare with this segment, allocate nothing */
+	bool differs;
+	struct adeep *made[64];
+	unsigned nmade;
+};
+
+/* The deep node of one /24 (its slot answer dflt, its items in preorder),
+ * made or compared; its word, or 0 with b->differs set or -ENOMEM in *err. */
+static aword
+a_deep_make(struct asegb *b, unsigned slot, aword dflt, const struct aitem *it, size_t n, int *err)
+{
+	aword w[256], ans[256];
+	uint64_t lv[4];
+	uint16_t cum[4];
+	unsigned k = 0, nr;
+	struct adeep *d;
+	uint32_t h;
+
+	for (unsigned s = 0; s < 256; s++)
+		w[s] = dflt;
+	for (size_t i = 0; i < n; i++) {
+		unsigned s0 = (unsigned)it[i].key & 255, cnt = 1u << (KEYBITS - it[i].plen);
+		for (unsigned s = s0; s < s0 + cnt; s++)
+			w[s] = it[i].val;
+	}
+	nr = a_runs(w, 256, lv, ans);
+	for (unsigned q = 0; q < 4; q++) {
+		cum[q] = (uint16_t)k;
+		k += (unsigned)__builtin_popcountll(lv[q]);
+	}
+	if (b->cmp) {
+		aword cw = b->cmp->ans[__builtin_popcountll(b->cmp->lv & a_mask(slot)) - 1];
+		const struct adeep *cd;
+
+		if (!(cw & A_DEEP)) {
+			b->differs = true;
+			return 0;
+		}
+		cd = a_deep(b->A, cw);
+		if (memcmp(cd->lv, lv, sizeof(lv)) || memcmp(cd->cum, cum, sizeof(cum)) ||
+		    memcmp(cd->ans, ans, nr * sizeof(aword)))
+			b->differs = true;
+		return cw;
+	}
+	d = pool_alloc(b->A->pool, adeep_size(nr));
+	h = d ? pool_handle(b->A->pool, d, adeep_size(nr)) : 0;
+	if (!h) {
+		if (d)
+			pool_free(b->A->pool, d, adeep_size(nr));
+		*err = -ENOMEM;
+		return 0;
+	}
+	memcpy(d->lv, lv, sizeof(lv));
+	memcpy(d->cum, cum, sizeof(cum));
+	memcpy(d->ans, ans, nr * sizeof(aword));
+	a_count_deep(b->A, d, 1);
+	b->made[b->nmade++] = d;
+	return (aword)(h << 3) | A_DEEP;
+}
+
+static void
+a_free_deep(struct accel *A, struct adeep *d)
+{
+	a_count_deep(A, d, -1);
+	pool_free(A->pool, d, adeep_size(adeep_n(d)));
+}
+
+/*
+ * The segment of one /18 from its default dflt (routes of /18 or
+ * shorter) and its routes longer than /18 in preorder: made (*out), or
+ * compared with b->cmp. Returns 0 or -ENOMEM (nothing left allocated).
+ */
+static int
+a_seg_make(struct asegb *b, aword dflt, const struct aitem *it, size_t n, struct aseg **out)
+{
+	aword w[64], ans[64];
+	uint64_t lv;
+	unsigned nr;
+	int err = 0;
+	struct aseg *s;
+
+	b->nmade = 0;
+	if (!n) {
+		/* one run: most /18s of a sparse table, every /18 checked */
+		if (b->cmp) {
+			b->differs |= b->cmp->lv != 1 || b->cmp->ans[0] != dflt;
+			return 0;
+		}
+		if (!dflt) {
+			*out = b->A->zeroseg;
+			return 0;
+		}
+		s = pool_alloc(b->A->pool, aseg_size(1));
+		if (!s)
+			return -ENOMEM;
+		s->lv = 1;
+		s->ans[0] = dflt;
+		a_count_seg(b->A, s, 1);
+		*out = s;
+		return 0;
+	}
+	for (unsigned i = 0; i < 64; i++)
+		w[i] = dflt;
+	for (size_t i = 0, j; i < n && !err; i = j) {
+		unsigned s0 = (unsigned)(it[i].key >> 8) & 63;
+
+		j = i + 1;
+		if (it[i].plen <= 24) {
+			unsigned cnt = 1u << (24 - it[i].plen);
+			for (unsigned x = s0; x < s0 + cnt; x++)
+				w[x] = it[i].val;
+			continue;
+		}
+		/* the longer prefixes of one /24 follow each other */
+		while (j < n && it[j].plen > 24 && ((it[j].key >> 8) & 63) == s0)
+			j++;
+		w[s0] = a_deep_make(b, s0, w[s0], it + i, j - i, &err);
+	}
+	if (err)
+		goto fail;
+	nr = a_runs(w, 64, &lv, ans);
+	if (b->cmp) {
+		if (b->cmp->lv != lv || memcmp(b->cmp->ans, ans, nr * sizeof(aword)))
+			b->differs = true;
+		return 0;
+	}
+	s = pool_alloc(b->A->pool, aseg_size(nr));
+	if (!s) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->lv = lv;
+	memcpy(s->ans, ans, nr * sizeof(aword));
+	a_count_seg(b->A, s, 1);
+	*out = s;
+	return 0;
+fail:
+	while (b->nmade)
+		a_free_deep(b->A, b->made[--b->nmade]);
+	return err;
+}
+
+/* Free (never published) or retire a segment and its deep nodes. */
+static void
+a_seg_drop(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, bool published)
+{
+	unsigned n;
+
+	if (!s || s == A->askseg || s == A->zeroseg)
+		return;
+	n = aseg_n(s);
+	for (unsigned i = 0; i < n; i++) {
+		if (s->ans[i] & A_DEEP) {
+			struct adeep *d = (struct adeep *)a_deep(A, s->ans[i]);
+			a_count_deep(A, d, -1);
+			if (published)
+				reclaim_retire(t->ctx->rc, d, adeep_size(adeep_n(d)));
+			else
+				pool_free(A->pool, d, adeep_size(adeep_n(d)));
+		}
+	}
+	a_count_seg(A, s, -1);
+	if (published)
+		reclaim_retire(t->ctx->rc, s, aseg_size(n));
+	else
+		pool_free(A->pool, s, aseg_size(n));
+}
+
+static bool
+a_failed(const struct accel *A, unsigned long c)
+{
+	return (A->fail[c / 64] >> (c % 64)) & 1;
+}
+
+static void
+a_set_failed(struct accel *A, unsigned long c, bool on)
+{
+	if (on)
+		A->fail[c / 64] |= UINT64_C(1) << (c % 64);
+	else
+		A->fail[c / 64] &= ~(UINT64_C(1) << (c % 64));
+}
+
+/* Publish s as /18 c's segment (one store), retiring the one it replaces. */
+static void
+a_set_seg(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, struct aseg *s, bool published)
+{
+	struct aseg *old = A->dir[c];
+
+	if (old == A->askseg)
+		A->asks--;
+	if (s == A->askseg)
+		A->asks++;
+	a_set_failed(A, c, s == A->askseg);
+	T_STORE(A->dir[c], s);
+	a_seg_drop(t, A, old, published);
+}
+
+/* The aligned run of /18s c0 .. c0 + cnt - 1 (cnt a power of two) that a
+ * prefix of key with suffix slen covers (its /18 if longer). */
+static void
+a_range(tkey key, unsigned slen, unsigned long *c0, unsigned long *cnt)
+{
+	unsigned span = slen > KEYBITS - A_DPBITS ? slen - (KEYBITS - A_DPBITS) : 0;
+
+	*cnt = 1ul << span;
+	*c0 = a_top(key) & ~(*cnt - 1);
+}
+
+/*
+ * Build the /18s c0 .. c0 + cnt - 1 (aligned, cnt a power of two) of A
+ * from the trie in one ordered pass over their key range: each segment
+ * is published with one store (published: A is live, the old segment is
+ * retired), or with b->cmp set compared with what A holds (check). A /18
+ * that cannot be built is left to the trie. Returns 0 or -ENOMEM.
+ */
+static int
+a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long cnt,
+	      bool published, bool check, bool *differs, unsigned long *where)
+{
+	unsigned lr = A_DPBITS - (unsigned)__builtin_ctzl(cnt);
+	tkey lo = (tkey)c0 << (KEYBITS - A_DPBITS);
+	tkey hi = lo | a_low_mask(KEYBITS - lr);
+	struct avec all = { 0 };
+	struct {
+		tkey hi;
+		aword val;
+	} st[A_DPBITS + 2];
+	unsigned sp = 0;
+	aword outer;
+	size_t i = 0;
+	int err, ret = 0;
+	struct asegb b = { .t = t, .A = A };
+
+	err = a_collect(t, t->root, lo, hi, A->table, (int)lr - 1, &all);
+	if (err) {
+		free(all.v);
+		if (check)
+			return err;
+		for (unsigned long c = c0; c < c0 + cnt; c++)
+			a_set_seg(t, A, c, A->askseg, published);
+		return err;
+	}
+	outer = a_outer(t, A->table, lo, lr);
+	for (unsigned long c = c0; c < c0 + cnt; c++) {
+		tkey clo = (tkey)c << (KEYBITS - A_DPBITS), chi = clo | a_low_mask(KEYBITS - A_DPBITS);
+		size_t j;
+		struct aseg *s = NULL;
+
+		/* the prefixes of /18 or shorter that start here: nested in
+		 * the ones on the stack, or after them */
+		for (; i < all.n && all.v[i].plen <= A_DPBITS && all.v[i].key <= clo; i++) {
+			while (sp && st[sp - 1].hi < all.v[i].key)
+				sp--;
+			st[sp].hi = all.v[i].key | a_low_mask(KEYBITS - all.v[i].plen);
+			st[sp].val = all.v[i].val;
+			sp++;
+		}
+		while (sp && st[sp - 1].hi < clo)
+			sp--;
+		for (j = i; j < all.n && all.v[j].key <= chi; j++)
+			;
+		if (check) {
+			if (A->dir[c] == A->askseg && a_failed(A, c)) {
+				i = j;
+				continue; /* left to the trie */
+			}
+			b.cmp = A->dir[c];
+			b.differs = false;
+			err = a_seg_make(&b, sp ? st[sp - 1].val : outer, all.v + i, j - i, &s);
+			if (!err && b.differs) {
+				*differs = true;
+				*where = c;
+				break;
+			}
+		} else {
+			aword d = sp ? st[sp - 1].val : outer;
+
+			if (published && A->dir[c] != A->askseg) {
+				/* unchanged /18s keep their segment */
+				b.cmp = A->dir[c];
+				b.differs = false;
+				a_seg_make(&b, d, all.v + i, j - i, &s);
+				b.cmp = NULL;
+				if (!b.differs) {
+					i = j;
+					continue;
+				}
+			}
+			err = a_seg_make(&b, d, all.v + i, j - i, &s);
+			a_set_seg(t, A, c, err ? A->askseg : s, published);
+		}
+		if (err)
+			ret = err;
+		i = j;
+	}
+	free(all.v);
+	return ret;
+}
+
+/* ------------------------------------------------------------- updates */
+
+/*
+ * Before the trie changes the leaf of key: hold the reclamation, so that
+ * the old leaf's grace period starts only after a_revalidate has
+ * published the segments that no longer name it.
+ */
+static void
+a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+{
+	struct accel *A = t->accel;
+
+	(void)key;
+	(void)slen;
+	if (!A || A->holding)
+		return;
+	reclaim_hold(t->ctx->rc);
+	A->holding = true;
+}
+
+/* After the change: rebuild the /18s the leaf's shortest prefix (slen,
+ * before or after the change) covers. */
+static void
+a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+{
+	struct accel *A = t->accel;
+	unsigned long c0, cnt;
+
+	if (!A)
+		return;
+	a_range(key, slen, &c0, &cnt);
+	a_build_range(t, A, c0, cnt, true, false, NULL, NULL);
+	if (A->holding) {
+		A->holding = false;
+		reclaim_release(t->ctx->rc);
+	}
+}
+
+/* Free a table that was never published. */
+static void
+a_free_now(struct TRIE_PREFIX *t, struct accel *A)
+{
+	for (unsigned long c = 0; c < A_NDP; c++)
+		a_seg_drop(t, A, A->dir[c], false);
+	pool_free(A->pool, A->askseg, aseg_size(1));
+	pool_free(A->pool, A->zeroseg, aseg_size(1));
+	pool_free(A->pool, A->dir, A_NDP * sizeof(A->dir[0]));
+	pool_free(A->pool, A, sizeof(*A));
+}
+
+static void
+a_retire_all(struct TRIE_PREFIX *t, struct accel *A)
+{
+	for (unsigned long c = 0; c < A_NDP; c++)
+		a_seg_drop(t, A, A->dir[c], true);
+	reclaim_retire(t->ctx->rc, A->askseg, aseg_size(1));
+	reclaim_retire(t->ctx->rc, A->zeroseg, aseg_size(1));
+	reclaim_retire(t->ctx->rc, A->dir, A_NDP * sizeof(A->dir[0]));
+	reclaim_retire(t->ctx->rc, A, sizeof(*A));
+}
+
+/* A whole table for the trie as it is, or NULL (ENOMEM). */
+static struct accel *
+a_build_all(struct TRIE_PREFIX *t, uint32_t table)
+{
+	struct pool *p = t->ctx->pool;
+	struct accel *A = pool_alloc(p, sizeof(*A));
+	struct aseg **dir = A ? pool_alloc(p, A_NDP * sizeof(*dir)) : NULL;
+	struct aseg *ask = dir ? pool_alloc(p, aseg_size(1)) : NULL;
+	struct aseg *zero = ask ? pool_alloc(p, aseg_size(1)) : NULL;
+
+	if (!zero) {
+		if (ask)
+			pool_free(p, ask, aseg_size(1));
+		if (dir)
+			pool_free(p, dir, A_NDP * sizeof(*dir));
+		if (A)
+			pool_free(p, A, sizeof(*A));
+		return NULL;
+	}
+	memset(A, 0, sizeof(*A));
+	A->table = table;
+	A->dir = dir;
+	A->pool = p;
+	A->lt = pool_handle_table(p);
+	ask->lv = 1;
+	ask->ans[0] = A_ASK;
+	A->askseg = ask;
+	zero->lv = 1;
+	zero->ans[0] = 0;
+	A->zeroseg = zero;
+	for (unsigned long c = 0; c < A_NDP; c++)
+		dir[c] = ask;
+	A->asks = A_NDP;
+	memset(A->fail, 0xff, sizeof(A->fail));
+	if (a_build_range(t, A, 0, A_NDP, false, false, NULL, NULL)) {
+		a_free_now(t, A);
+		return NULL;
+	}
+	return A;
+}
+
+/*
+ * Replace the whole table after the trie got a new root (bulk load,
+ * flush) or table (parameters), before the old trie is released. Without
+ * memory the trie answers everything until the next bulk load.
+ */
+static void
+a_replace(struct TRIE_PREFIX *t)
+{
+	struct accel *old = t->accel, *A = NULL;
+	uint32_t table = t->ctx->params.accel_table;
+
+	if (table)
+		A = a_build_all(t, table);
+	T_STORE(t->accel, A);
+	if (old)
+		a_retire_all(t, old);
+}
+
+static size_t
+a_bytes(const struct accel *A)
+{
+	return sizeof(*A) + A_NDP * sizeof(A->dir[0]) + 2 * aseg_size(1) + A->block_bytes;
+}
+
+/* ------------------------------------------------------ check and stats */
+
+/* Compare the compiled answer with the trie's at addr. */
+static int
+a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
+{
+	aword v = a_lookup(A, addr);
+	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
+
+	if (v == A_ASK)
+		return 0;
+	a_result(A, v, &got);
+	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
+		char a[INET_ADDRSTRLEN];
+		struct in_addr ia = { .s_addr = htonl(addr) };
+
+		inet_ntop(AF_INET, &ia, a, sizeof(a));
+		snprintf(buf, len, "compiled table answers %s with %p/%p, the trie with %p/%p", a,
+			 (const void *)got.leaf, (const void *)got.alias, (const void *)want.leaf,
+			 (const void *)want.alias);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+/* Both ends of every prefix and the addresses just outside them. */
+static int
+a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv *n, char *buf,
+	    size_t len)
+{
+	if (!n)
+		return 0;
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		for (unsigned a = 0; a < n->n; a++) {
+			tkey lo = n->key, hi = n->key | a_low_mask(l->fa[a].slen);
+			tkey probe[4] = { lo, hi, lo - 1, hi + 1 };
+			for (int i = 0; i < 4; i++)
+				if (a_check_addr(t, A, probe[i], buf, len))
+					return -EUCLEAN;
+		}
+		return 0;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++)
+		if (a_check_rec(t, A, TNODE(n)->child[i], buf, len))
+			return -EUCLEAN;
+	return 0;
+}
+
+static void
+a_scratch_free(struct TRIE_PREFIX *t)
+{
+	free(t->adflt);
+}
+
+/*
+ * Every /18 (those left to the trie aside) holds what a fresh build from
+ * the trie would, and the answers at both ends of every prefix and just
+ * outside them equal the trie's own lookups.
+ */
+static int
+a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
+{
+	struct accel *A = t->accel;
+	bool differs = false;
+	unsigned long where = 0, asks = 0;
+
+	if (!A)
+		return 0;
+	for (unsigned long c = 0; c < A_NDP; c++) {
+		asks += A->dir[c] == A->askseg;
+		if (A->dir[c] == A->askseg && !a_failed(A, c)) {
+			snprintf(buf, len, "compiled table /18 %lu is left to the trie, not failed", c);
+			return -EUCLEAN;
+		}
+	}
+	if (asks != A->asks) {
+		snprintf(buf, len, "compiled table counts %llu /18s for the trie, holds %lu",
+			 (unsigned long long)A->asks, asks);
+		return -EUCLEAN;
+	}
+	/* no memory for the pass: the probes only */
+	if (!a_build_range(t, A, 0, A_NDP, false, true, &differs, &where) && differs) {
+		snprintf(buf, len, "compiled table /18 %lu differs from a fresh build", where);
+		return -EUCLEAN;
+	}
+	return a_check_rec(t, A, t->root, buf, len);
+}
