@@ -949,7 +949,8 @@ churn_pass(const struct bench_job *job, struct flow_cache *fc, int threads, uint
  * R cached passes without updates, then the writer on: one warm-up pass
  * (the cache reaches the steady state of this update rate), R counted
  * passes, the writer paused again. The static passes follow the modes'
- * timed runs, so both start from a warm cache.
+ * timed runs and one uncounted pass (which refreshes what an earlier
+ * mode's churn left stale), so both start from a warm cache.
  */
 static int
 bench_churn_mode(struct fib *fib, struct flow_cache *fc, const struct trace *t,
@@ -967,6 +968,9 @@ bench_churn_mode(struct fib *fib, struct flow_cache *fc, const struct trace *t,
 	cr->batch = batch;
 	cr->n = t->n;
 	cr->best_static_s = cr->best_churn_s = 1e30;
+	/* a previous mode's churn left stale entries: refresh them first */
+	(void)churn_pass(&job, fc, o->threads, &hits, &inval);
+	hits = inval = 0;
 	for (int r = 0; r < o->runs; r++) {
 		d = churn_pass(&job, fc, o->threads, &hits, &inval);
 		if (d < cr->best_static_s)
