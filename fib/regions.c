@@ -13,27 +13,44 @@
 #include "fib/policy_priv.h"
 #include "fib/regions.h"
 
-static inline uint32_t *
-regions_of(struct fib_regions *rg, int family)
+/* One writer: a load and a release store, not a locked read-modify-write
+ * (on x86 a release store is a plain store; a /0 moves 65,536 counters). */
+static inline void
+regions_inc(uint32_t *g)
 {
-	return rg->gen[family == AF_INET6];
+	__atomic_store_n(g, __atomic_load_n(g, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 void
 regions_bump(struct fib_regions *rg, int family, const union fib_addr *dst, unsigned plen)
 {
-	uint32_t *g = regions_of(rg, family), first, n, i;
+	unsigned f = family == AF_INET6;
+	uint32_t *g = rg->coarse[f], first, n, i;
+	/* the coarse index is bits [skip, skip + 16) of the address (IPv6:
+	 * mixed with the 16 above, which a prefix longer than skip fixes);
+	 * the fine one a hash of the first fine bits */
+	unsigned skip = f ? 16 : 0, fine = f ? 48 : 24;
 
-	if (plen >= FIB_REGION_BITS) {
-		__atomic_add_fetch(&g[fib_region_of(dst->b)], 1, __ATOMIC_RELEASE);
+	if (plen <= skip) {
+		regions_bump_all(rg, family);
 		return;
 	}
-	n = 1u << (FIB_REGION_BITS - plen);
-	first = fib_region_of(dst->b) & ~(n - 1);
+	if (plen >= fine) {
+		regions_inc(&rg->fine[f][fib_region_fine_of(family, dst->b)]);
+		return;
+	}
+	if (plen >= skip + FIB_REGION_BITS) {
+		regions_inc(&g[fib_region_of(family, dst->b)]);
+		return;
+	}
+	n = 1u << (skip + FIB_REGION_BITS - plen);
+	first = fib_region_of(family, dst->b) & ~(n - 1);
 	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&g[first + i], 1, __ATOMIC_RELEASE);
+		regions_inc(&g[first + i]);
 }
 
+/* Every destination's generation holds a coarse counter: bumping them
+ * all stales every region. */
 void
 regions_bump_all(struct fib_regions *rg, int family)
 {
@@ -43,15 +60,18 @@ regions_bump_all(struct fib_regions *rg, int family)
 		if (family != AF_UNSPEC && (family == AF_INET6) != f)
 			continue;
 		for (i = 0; i < FIB_REGIONS; i++)
-			__atomic_add_fetch(&rg->gen[f][i], 1, __ATOMIC_RELEASE);
+			regions_inc(&rg->coarse[f][i]);
 	}
 }
 
 uint32_t
 fib_region_gen_rcu(const struct fib *fib, int family, const void *dst)
 {
-	return __atomic_load_n(&fib->ctx.regions.gen[family == AF_INET6][fib_region_of(dst)],
-			       __ATOMIC_ACQUIRE);
+	const struct fib_regions *rg = &fib->ctx.regions;
+	unsigned f = family == AF_INET6;
+
+	return __atomic_load_n(&rg->coarse[f][fib_region_of(family, dst)], __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(&rg->fine[f][fib_region_fine_of(family, dst)], __ATOMIC_ACQUIRE);
 }
 
 uint64_t

@@ -3,7 +3,7 @@
  * DOC: fibbench, libfib build and lookup benchmark (doc/architecture.md contract)
  *
  *   fibbench --routes FILE [--trace FILE | --uniform N | --routed N | --zipf FLOWS]
- *            [--lookups N] [--cache] [--all-miss] [--rules N]
+ *            [--lookups N] [--cache] [--all-miss] [--rules N] [--churn U]
  *            [--seed S] [--batch K] [--threads T] [--runs R] [--json]
  *            [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]
  *            [--accel TABLE]   (the compiled table: its table, 0 off;
@@ -42,9 +42,18 @@
  * fib_resolve_batch_rcu, cached by flow_resolve_rcu /
  * flow_resolve_batch_rcu (flows built outside the timing). --rules N
  * installs a generated policy first: N rules on source prefix, fwmark,
- * tos and dport by turns, each "lookup 1000 + k", table 1000 + k holding
- * every (2N)th route of the file (a quarter of them with two paths); the
- * flows' fields are spread so that about half match a rule. Without
+ * tos, dport and iif by turns, each "lookup 1000 + k", table 1000 + k
+ * holding every (2N)th route of the file (a quarter of them with two
+ * paths), 2N links for the iif rules and forwarding on; the flows' fields
+ * are spread over the rules' values (half of the flows forwarded from one
+ * of the links), and `rule_hits` counts the decisions each kind of rule
+ * made (a flow whose rule's table lacks its destination goes on to main).
+ * --churn U adds a phase after the timed modes: per mode, R cached
+ * passes without updates, then R with a writer thread applying U route
+ * updates a second (replace, delete, re-add of the file's routes; see
+ * struct churn), and reports both hit rates and their ratio (`churn` in
+ * the JSON); afterwards a pass without and one through the cache must
+ * agree. Without
  * rules the policy is the default one and the cache stays out of the way
  * (bypass_default). The checksum maps each decision's prefix to its line
  * (--verify only without rules); tables, paths and errors are summed apart
@@ -98,6 +107,15 @@
 #endif
 
 #define BENCH_CHUNK 64
+/* --rules: rule k has priority BENCH_PRIO0 + k and selector kind
+ * k % BENCH_KINDS (source, fwmark, tos, dport, iif); the links of the iif
+ * rules are ifindex BENCH_IIF0 + i */
+#define BENCH_PRIO0 100
+#define BENCH_KINDS 5
+#define BENCH_IIF0 100
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h, which clashes with net/if.h */
+#endif
 
 struct bench_opts {
 	const char *routes, *trace, *save_trace;
@@ -107,6 +125,7 @@ struct bench_opts {
 	size_t batch;
 	int threads, runs, json, both, dpdk, verify, cache, all_miss;
 	unsigned rules; /* --rules N: a generated policy of N rules */
+	unsigned churn; /* --churn U: route updates per second in a churn phase */
 	long long accel; /* --accel: the compiled table's table, -1 the default */
 };
 
@@ -137,6 +156,7 @@ struct bench_run {
 	uint64_t checksum;
 	uint64_t dsum; /* decisions: tables, paths and errors, summed */
 	size_t matched, unmapped;
+	size_t kind_hits[BENCH_KINDS]; /* --rules: decisions by the kind of rule */
 };
 
 struct bench_thread {
@@ -188,7 +208,7 @@ bench_usage(void)
 	fprintf(stderr,
 		"usage: fibbench --routes FILE [--trace FILE | --uniform N | --routed N |\n"
 		"                --zipf FLOWS] [--lookups N] [--cache] [--all-miss]\n"
-		"                [--accel TABLE]\n"
+		"                [--accel TABLE] [--rules N] [--churn UPDATES_PER_S]\n"
 		"                [--seed S] [--batch K] [--threads T] [--runs R] [--json]\n"
 		"                [--single-and-batch] [--dpdk] [--verify] [--save-trace FILE]\n"
 		"       fibbench --gen N [--gen6] ...\n"
@@ -419,10 +439,14 @@ bench_checksum_dec(const struct routes_index *ix, const struct routes *rt,
 	run->dsum = 0;
 	run->matched = 0;
 	run->unmapped = 0;
+	memset(run->kind_hits, 0, sizeof(run->kind_hits));
 	for (size_t i = 0; i < n; i++) {
 		long k;
 
 		run->dsum += d[i].table * 31u + d[i].path * 7u + d[i].error;
+		if ((d[i].flags & FIB_D_RULE) && d[i].rule >= BENCH_PRIO0 &&
+		    d[i].rule < BENCH_PRIO0 + 4096)
+			run->kind_hits[(d[i].rule - BENCH_PRIO0) % BENCH_KINDS]++;
 		if (!(d[i].flags & FIB_D_ROUTE))
 			continue;
 		run->matched++;
@@ -603,6 +627,12 @@ bench_flows_fill(struct fib_flow *fl, const struct trace *t, const struct bench_
 			f->mark = (uint32_t)((h >> 20) % n2);
 			f->tos = (uint8_t)(((h >> 28) % 8) << 2);
 			f->dport = (uint16_t)(1000 + (h >> 36) % n2);
+			/* half of the flows are forwarded, from one of the
+			 * 2N links bench_policy names (the iif rules') */
+			if ((h >> 12) & 1) {
+				f->flags |= FIB_FLOW_IIF;
+				f->iif = BENCH_IIF0 + (uint32_t)((h >> 4) % n2);
+			}
 		} else {
 			f->dport = 443;
 		}
@@ -611,9 +641,11 @@ bench_flows_fill(struct fib_flow *fl, const struct trace *t, const struct bench_
 
 /*
  * --rules N: N rules in priority order, each one selector (source prefix,
- * fwmark, tos, dport range, by turns) and "lookup 1000 + k"; table
- * 1000 + k holds every (2N)th route of the file from the kth, every
- * fourth of them with two paths. Returns 0 or -errno.
+ * fwmark, tos, dport range, iif, by turns: BENCH_KINDS) and "lookup 1000 +
+ * k"; table 1000 + k holds every (2N)th route of the file from the kth,
+ * every fourth of them with two paths. 2N links (ifindex BENCH_IIF0 + i,
+ * named fbI, up) give the iif rules their devices, and forwarding is on so
+ * that forwarded flows are routed. Returns 0 or -errno.
  */
 static int
 bench_policy(struct fib *fib, const struct routes *rt, unsigned n)
@@ -621,6 +653,7 @@ bench_policy(struct fib *fib, const struct routes *rt, unsigned n)
 	size_t per = rt->n / (2 * n) + 1, m = 0;
 	struct fib_route *r = calloc(per * n, sizeof(*r));
 	struct fib_nh *nh = calloc(per * n * 2, sizeof(*nh));
+	struct fib_mp_hash hs;
 	int err = 0;
 
 	if (!r || !nh) {
@@ -628,26 +661,42 @@ bench_policy(struct fib *fib, const struct routes *rt, unsigned n)
 		free(nh);
 		return -ENOMEM;
 	}
+	for (unsigned i = 0; i < 2 * n && !err; i++) {
+		struct fib_link l;
+
+		memset(&l, 0, sizeof(l));
+		l.ifindex = BENCH_IIF0 + i;
+		l.flags = IFF_UP | IFF_LOWER_UP;
+		snprintf(l.name, sizeof(l.name), "fb%u", i);
+		err = fib_link_set(fib, &l);
+	}
+	fib_mp_hash_default(&hs);
+	hs.forwarding4 = hs.forwarding6 = 1;
+	if (!err)
+		err = fib_mp_hash_set(fib, &hs);
 	for (unsigned k = 0; k < n && !err; k++) {
 		struct fib_rule ru;
 
 		fib_rule_init(&ru, rt->family);
-		ru.priority = 100 + k;
+		ru.priority = BENCH_PRIO0 + k;
 		ru.table = 1000 + k;
-		switch (k % 4) {
+		switch (k % BENCH_KINDS) {
 		case 0: /* one sixteenth of the sources */
 			ru.src_len = 4;
-			ru.src.b[0] = (uint8_t)((k / 4 % 16) << 4);
+			ru.src.b[0] = (uint8_t)((k / BENCH_KINDS % 16) << 4);
 			break;
 		case 1:
 			ru.mark = k;
 			ru.mark_mask = 0xffffffffu;
 			break;
 		case 2:
-			ru.tos = (uint8_t)((k / 4 % 7 + 1) << 2);
+			ru.tos = (uint8_t)((k / BENCH_KINDS % 7 + 1) << 2);
 			break;
-		default:
+		case 3:
 			ru.dport_lo = ru.dport_hi = (uint16_t)(1000 + k);
+			break;
+		default: /* forwarded flows from link fbK */
+			snprintf(ru.iifname, sizeof(ru.iifname), "fb%u", k);
 			break;
 		}
 		err = fib_rule_add(fib, &ru);
@@ -743,12 +792,296 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 	return 0;
 }
 
+/*
+ * --churn U: a writer thread applies U route updates a second to the
+ * file's routes (table 254), spread uniformly over the table: each update
+ * takes a random route one step along replace (another next hop,
+ * FIB_ADD_REPLACE) -> delete -> re-add (the file's route), as a BGP feed
+ * changes, withdraws and announces prefixes. It is the FIB's one writer
+ * while it runs and writes as the daemon's event path does (fib_add and
+ * fib_del on the writer thread, retired memory freed through the FIB's
+ * call_rcu batches after a grace period, no flush per update), in slices
+ * every millisecond holding the updates due by then. Paused, it sleeps
+ * and keeps no debt.
+ */
+struct churn {
+	struct fib *fib;
+	const struct routes *rt;
+	unsigned rate;
+	uint8_t *state;  /* per route: 0 as in the file, 1 replaced, 2 deleted */
+	int active, stop; /* atomics */
+	uint64_t updates, errors; /* atomics */
+	struct rng r;
+	pthread_t tid;
+};
+
+/* One update of a random route. Context: writer. */
+static void
+churn_one(struct churn *c)
+{
+	size_t i = (size_t)rng_below(&c->r, c->rt->n);
+	struct fib_route r = c->rt->r[i];
+	struct fib_nh nh;
+	int err;
+
+	switch (c->state[i]) {
+	case 0: /* a new next hop */
+		memset(&nh, 0, sizeof(nh));
+		nh.gw_family = r.family;
+		if (r.family == AF_INET) {
+			nh.gw.b[0] = 192, nh.gw.b[2] = 2;
+		} else {
+			nh.gw.b[0] = 0x20, nh.gw.b[1] = 0x01, nh.gw.b[2] = 0x0d, nh.gw.b[3] = 0xb8;
+		}
+		nh.gw.b[r.family == AF_INET ? 3 : 15] = (uint8_t)(1 + rng_below(&c->r, 250));
+		nh.weight = 1;
+		nh.ifindex = 2;
+		r.nh = &nh;
+		r.nh_count = 1;
+		err = fib_add(c->fib, &r, FIB_ADD_REPLACE);
+		break;
+	case 1: /* withdrawn: match the prefix whatever its next hops */
+		r.type = 0;
+		r.nh_count = 0;
+		r.nh = NULL;
+		err = fib_del(c->fib, &r);
+		break;
+	default: /* announced again, as in the file */
+		err = fib_add(c->fib, &r, FIB_ADD_REPLACE);
+		break;
+	}
+	if (err)
+		__atomic_add_fetch(&c->errors, 1, __ATOMIC_RELAXED);
+	c->state[i] = (uint8_t)((c->state[i] + 1) % 3);
+	__atomic_add_fetch(&c->updates, 1, __ATOMIC_RELAXED);
+}
+
+static void *
+churn_main(void *arg)
+{
+	struct churn *c = arg;
+	struct timespec ms = { 0, 1000000 };
+	uint64_t done = 0;
+	double t0 = 0;
+	int was = 0;
+
+	fib_thread_online();
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&c->active, __ATOMIC_ACQUIRE)) {
+			was = 0;
+		} else {
+			double now = bench_now();
+
+			if (!was) {
+				t0 = now;
+				done = 0;
+				was = 1;
+			}
+			while (done < (uint64_t)((now - t0) * c->rate)) {
+				churn_one(c);
+				done++;
+			}
+		}
+		nanosleep(&ms, NULL);
+	}
+	fib_reclaim_flush(c->fib);
+	fib_thread_offline();
+	return NULL;
+}
+
+static int
+churn_start(struct churn *c, struct fib *fib, const struct routes *rt, unsigned rate,
+	    uint64_t seed)
+{
+	memset(c, 0, sizeof(*c));
+	c->fib = fib;
+	c->rt = rt;
+	c->rate = rate;
+	rng_seed(&c->r, seed ^ 0xc4a2ULL);
+	c->state = calloc(rt->n, 1);
+	if (!c->state)
+		return -ENOMEM;
+	if (pthread_create(&c->tid, NULL, churn_main, c)) {
+		free(c->state);
+		c->state = NULL;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Stop and join the writer: the calling thread is the FIB's writer again. */
+static void
+churn_stop(struct churn *c)
+{
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(c->tid, NULL);
+	free(c->state);
+	c->state = NULL;
+}
+
+/* The churn phase of one mode: hit rates and times of cached passes
+ * without updates (static) and with the writer running. */
+struct churn_run {
+	size_t batch, n;
+	double hit_static, hit_churn; /* hits / lookups over the counted passes */
+	double best_static_s, best_churn_s;
+	uint64_t updates;             /* during the counted churn passes */
+	double updates_per_s;
+	uint64_t invalid_route;       /* refused hits during the counted churn passes */
+};
+
+static double
+churn_pass(const struct bench_job *job, struct flow_cache *fc, int threads, uint64_t *hits,
+	   uint64_t *inval)
+{
+	struct flow_stats s0, s1;
+	double cpu, d;
+
+	flow_cache_stats(fc, &s0);
+	d = bench_pass(job, threads, &cpu);
+	flow_cache_stats(fc, &s1);
+	*hits += s1.hits - s0.hits;
+	*inval += s1.invalid_route - s0.invalid_route;
+	return d;
+}
+
+/*
+ * R cached passes without updates, then the writer on: one warm-up pass
+ * (the cache reaches the steady state of this update rate), R counted
+ * passes, the writer paused again. The static passes follow the modes'
+ * timed runs and one uncounted pass (which refreshes what an earlier
+ * mode's churn left stale), so both start from a warm cache.
+ */
+static int
+bench_churn_mode(struct fib *fib, struct flow_cache *fc, const struct trace *t,
+		 struct bench_src *src, size_t batch, const struct bench_opts *o,
+		 struct fib_flow *flows, struct churn *ch, struct churn_run *cr)
+{
+	struct fib_decision *dec = calloc(t->n ? t->n : 1, sizeof(*dec));
+	struct bench_job job = { fib, fc, t, src, NULL, batch, flows, dec };
+	uint64_t hits = 0, inval = 0, u0;
+	double d, w0;
+
+	if (!dec)
+		return -ENOMEM;
+	memset(cr, 0, sizeof(*cr));
+	cr->batch = batch;
+	cr->n = t->n;
+	cr->best_static_s = cr->best_churn_s = 1e30;
+	/* a previous mode's churn left stale entries: refresh them first */
+	(void)churn_pass(&job, fc, o->threads, &hits, &inval);
+	hits = inval = 0;
+	for (int r = 0; r < o->runs; r++) {
+		d = churn_pass(&job, fc, o->threads, &hits, &inval);
+		if (d < cr->best_static_s)
+			cr->best_static_s = d;
+	}
+	cr->hit_static = (double)hits / ((double)t->n * o->runs);
+	__atomic_store_n(&ch->active, 1, __ATOMIC_RELEASE);
+	(void)churn_pass(&job, fc, o->threads, &hits, &inval);
+	hits = inval = 0;
+	u0 = __atomic_load_n(&ch->updates, __ATOMIC_RELAXED);
+	w0 = bench_now();
+	for (int r = 0; r < o->runs; r++) {
+		d = churn_pass(&job, fc, o->threads, &hits, &inval);
+		if (d < cr->best_churn_s)
+			cr->best_churn_s = d;
+	}
+	cr->updates = __atomic_load_n(&ch->updates, __ATOMIC_RELAXED) - u0;
+	cr->updates_per_s = (double)cr->updates / (bench_now() - w0);
+	__atomic_store_n(&ch->active, 0, __ATOMIC_RELEASE);
+	cr->hit_churn = (double)hits / ((double)t->n * o->runs);
+	cr->invalid_route = inval;
+	free(dec);
+	return 0;
+}
+
+/*
+ * After the churn: the FIB as the writer left it, one pass without the
+ * cache and one through it; their decisions must agree (no decision
+ * cached before an update is returned after it). 1 if they do.
+ */
+static int
+bench_churn_verify(struct fib *fib, struct flow_cache *fc, const struct routes_index *ix,
+		   const struct routes *rt, const struct trace *t, struct bench_src *src,
+		   const struct bench_opts *o, struct fib_flow *flows)
+{
+	struct fib_decision *dec = calloc(t->n ? t->n : 1, sizeof(*dec));
+	struct fib_decision *cdec = calloc(t->n ? t->n : 1, sizeof(*cdec));
+	struct bench_job job = { fib, NULL, t, src, NULL, 1, flows, dec };
+	struct bench_job cjob = { fib, fc, t, src, NULL, 1, flows, cdec };
+	struct bench_run u, c;
+	double cpu;
+	int ok;
+
+	if (!dec || !cdec) {
+		free(dec);
+		free(cdec);
+		return 0;
+	}
+	(void)bench_pass(&job, o->threads, &cpu);
+	(void)bench_pass(&cjob, o->threads, &cpu);
+	bench_checksum_dec(ix, rt, dec, t->n, &u);
+	bench_checksum_dec(ix, rt, cdec, t->n, &c);
+	ok = u.checksum == c.checksum && u.dsum == c.dsum && !u.unmapped && !c.unmapped;
+	free(dec);
+	free(cdec);
+	return ok;
+}
+
+static void
+bench_print_churn(const struct bench_opts *o, const struct churn *ch, const struct churn_run *cr,
+		  int nruns, int agree)
+{
+	double worst = 1e30;
+
+	for (int i = 0; i < nruns; i++) {
+		double q = cr[i].hit_static > 0 ? cr[i].hit_churn / cr[i].hit_static : 0;
+
+		if (q < worst)
+			worst = q;
+	}
+	if (o->json) {
+		printf(",\n  \"churn\": {\"rate\": %u, \"updates\": %" PRIu64
+		       ", \"update_errors\": %" PRIu64 ", \"checksums_agree\": %s, "
+		       "\"hit_rate_ratio_churn_static\": %.3f, \"by_batch\": {",
+		       o->churn, __atomic_load_n(&ch->updates, __ATOMIC_RELAXED),
+		       __atomic_load_n(&ch->errors, __ATOMIC_RELAXED), agree ? "true" : "false",
+		       worst);
+		for (int i = 0; i < nruns; i++)
+			printf("%s\"batch_%zu\": {\"hit_rate_static\": %.4f, "
+			       "\"hit_rate_churn\": %.4f, \"hit_rate_ratio\": %.3f, "
+			       "\"updates\": %" PRIu64 ", \"updates_per_s\": %.1f, "
+			       "\"invalid_route\": %" PRIu64 ", \"mlps_static\": %.2f, "
+			       "\"mlps_churn\": %.2f}",
+			       i ? ", " : "", cr[i].batch, cr[i].hit_static, cr[i].hit_churn,
+			       cr[i].hit_static > 0 ? cr[i].hit_churn / cr[i].hit_static : 0,
+			       cr[i].updates, cr[i].updates_per_s, cr[i].invalid_route,
+			       cr[i].n / cr[i].best_static_s / 1e6,
+			       cr[i].n / cr[i].best_churn_s / 1e6);
+		printf("}}");
+		return;
+	}
+	for (int i = 0; i < nruns; i++)
+		printf("churn %u updates/s, batch %zu: hit rate %.2f %% static, %.2f %% with %.0f "
+		       "updates/s (%" PRIu64 " updates, %" PRIu64 " refused hits): ratio %.3f; "
+		       "%.2f / %.2f Mlookups/s\n",
+		       o->churn, cr[i].batch, 100 * cr[i].hit_static, 100 * cr[i].hit_churn,
+		       cr[i].updates_per_s, cr[i].updates, cr[i].invalid_route,
+		       cr[i].hit_static > 0 ? cr[i].hit_churn / cr[i].hit_static : 0,
+		       cr[i].n / cr[i].best_static_s / 1e6, cr[i].n / cr[i].best_churn_s / 1e6);
+	printf("churn: %" PRIu64 " updates (%" PRIu64 " failed), cached and uncached decisions "
+	       "after it %s\n",
+	       __atomic_load_n(&ch->updates, __ATOMIC_RELAXED),
+	       __atomic_load_n(&ch->errors, __ATOMIC_RELAXED), agree ? "agree" : "DIFFER");
+}
+
 static void
 bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_ROUTES = 256, O_TRACE, O_UNIFORM, O_ROUTED, O_SEED, O_BATCH, O_THREADS, O_RUNS,
 	       O_JSON, O_BOTH, O_DPDK, O_GEN, O_GEN6, O_CACHE, O_ZIPF, O_ALLMISS, O_VERIFY,
-	       O_SAVE, O_LOOKUPS, O_ACCEL, O_RULES };
+	       O_SAVE, O_LOOKUPS, O_ACCEL, O_RULES, O_CHURN };
 	static const struct option lo[] = {
 		{ "routes", required_argument, NULL, O_ROUTES },
 		{ "trace", required_argument, NULL, O_TRACE },
@@ -769,6 +1102,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		{ "lookups", required_argument, NULL, O_LOOKUPS },
 		{ "accel", required_argument, NULL, O_ACCEL },
 		{ "rules", required_argument, NULL, O_RULES },
+		{ "churn", required_argument, NULL, O_CHURN },
 		{ "verify", no_argument, NULL, O_VERIFY },
 		{ "save-trace", required_argument, NULL, O_SAVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -878,6 +1212,11 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 				bench_usage();
 			o->rules = (unsigned)v;
 			break;
+		case O_CHURN:
+			if (v < 1 || v > 1000000)
+				bench_usage();
+			o->churn = (unsigned)v;
+			break;
 		default:
 			bench_usage();
 		}
@@ -889,6 +1228,10 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 		bench_usage();
 	if (o->all_miss && !o->cache) {
 		fprintf(stderr, "fibbench: --all-miss needs --cache\n");
+		exit(2);
+	}
+	if (o->churn && (!o->cache || o->all_miss)) {
+		fprintf(stderr, "fibbench: --churn needs --cache and a trace whose flows repeat\n");
 		exit(2);
 	}
 	if (!o->lookups)
@@ -948,6 +1291,10 @@ bench_print_cache(const struct bench_opts *o, const struct flow_stats *fst, cons
 		for (int i = 0; i < nruns; i++)
 			printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
 			       runs[i].best_cpu_s / cruns[i].best_cpu_s);
+		printf("},\n  \"rule_hits\": {\"src\": %zu, \"fwmark\": %zu, \"tos\": %zu, "
+		       "\"dport\": %zu, \"iif\": %zu",
+		       u->kind_hits[0], u->kind_hits[1], u->kind_hits[2], u->kind_hits[3],
+		       u->kind_hits[4]);
 		printf("},\n  \"rules\": %u,\n  \"bypass_default\": %" PRIu64
 		       ",\n  \"bypass_entered\": %" PRIu64 ",\n  \"admit_n\": %" PRIu64
 		       ",\n  \"records\": %" PRIu64 ",\n  \"invalid_route\": %" PRIu64
@@ -970,6 +1317,11 @@ bench_print_cache(const struct bench_opts *o, const struct flow_stats *fst, cons
 	       o->rules, fst->hits, misses, hit_pct, fst->bypassed, fst->bypass_default,
 	       fst->inserts, evictions, fst->entries, fst->records, fst->bytes, fst->admit_n,
 	       fst->hit_ns, fst->resolve_ns, fst->probe_miss_ns, fst->insert_ns);
+	if (o->rules)
+		printf("decisions by rule selector: src %zu, fwmark %zu, tos %zu, dport %zu, "
+		       "iif %zu (of %zu)\n",
+		       u->kind_hits[0], u->kind_hits[1], u->kind_hits[2], u->kind_hits[3],
+		       u->kind_hits[4], n);
 	for (int i = 0; i < nruns; i++)
 		printf("ratio cached/uncached batch %zu: %.2f, CPU time %.2f  (checksums %s)\n",
 		       batches[i], runs[i].best_s / cruns[i].best_s,
@@ -981,6 +1333,9 @@ int
 main(int argc, char **argv)
 {
 	struct bench_run runs[2], cruns[2];
+	struct churn churn;
+	struct churn_run churn_runs[2];
+	int churn_agree = 0;
 	struct flow_cache *fc = NULL;
 	struct fib_flow *flows = NULL;
 	struct flow_stats fst;
@@ -1146,9 +1501,30 @@ main(int argc, char **argv)
 		}
 	}
 	if (fc) {
-		flow_cache_stop(fc);
+		/* the static figures are taken before the churn phase */
 		flow_cache_stats(fc, &fst);
 	}
+	if (fc && o.churn) {
+		int e = churn_start(&churn, fib, &rt, o.churn, o.seed);
+
+		for (int i = 0; i < nruns && e == 0; i++)
+			e = bench_churn_mode(fib, fc, &t, &src, batches[i], &o, flows, &churn,
+					     &churn_runs[i]);
+		if (e == 0 || churn.state)
+			churn_stop(&churn);
+		if (e < 0) {
+			fprintf(stderr, "fibbench: --churn: %s\n", strerror(-e));
+			return 1;
+		}
+		churn_agree = bench_churn_verify(fib, fc, &ix, &rt, &t, &src, &o, flows);
+		if (!churn_agree) {
+			fprintf(stderr, "fibbench: after the churn, decisions through the cache "
+				"differ from the FIB's\n");
+			ret = 3;
+		}
+	}
+	if (fc)
+		flow_cache_stop(fc);
 	if (nruns == 2 && runs[0].checksum != runs[1].checksum) {
 		fprintf(stderr, "fibbench: single and batch lookups disagree\n");
 		ret = 3;
@@ -1215,6 +1591,8 @@ main(int argc, char **argv)
 		printf("  ]");
 	if (fc)
 		bench_print_cache(&o, &fst, batches, runs, cruns, nruns, t.n);
+	if (fc && o.churn)
+		bench_print_churn(&o, &churn, churn_runs, nruns, churn_agree);
 	if (o.verify)
 		printf(o.json ? ",\n  \"verify_checksum\": %" PRIu64 : "naive LPM checksum %" PRIu64 "\n",
 		       ref);

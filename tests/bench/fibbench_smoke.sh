@@ -40,6 +40,21 @@ done
 # 200 flows, 2 cached passes of 20000: nearly all hits, every lookup counted
 [ $(($(val hits) + $(val misses))) -eq 40000 ] || { echo "hits + misses != lookups"; exit 1; }
 [ "$(val hits)" -gt 39000 ] || { echo "zipf over 200 flows: only $(val hits) hits"; exit 1; }
+# Every selector kind of --rules decides some flows of the trace
+out=$($B --gen 5000 --zipf 5000 --lookups 50000 --cache --rules 5 --runs 1 --json)
+iif=$(echo "$out" | sed -n 's/.*"rule_hits": {.*"iif": \([0-9]*\)}.*/\1/p')
+[ -n "$iif" ] && [ "$iif" -gt 0 ] || { echo "no flow decided by an iif rule: '$iif'"; exit 1; }
+for k in src fwmark tos dport; do
+	echo "$out" | grep -q "\"$k\": [1-9]" || { echo "no flow decided by a $k rule"; exit 1; }
+done
+# --churn: updates land while the cached passes run; afterwards cached and
+# uncached decisions agree (fibbench exits 3 otherwise)
+out=$($B --gen 5000 --zipf 500 --lookups 50000 --cache --rules 8 --churn 20000 --runs 2 --json)
+echo "$out" | grep -q '"churn": {"rate": 20000, "updates": [1-9][0-9]*, "update_errors": 0, "checksums_agree": true' ||
+	{ echo "churn JSON: $(echo "$out" | grep churn)"; exit 1; }
+if $B --gen 100 --zipf 10 --churn 10 2>/dev/null; then
+	echo "--churn without --cache accepted"; exit 1
+fi
 if $B --gen 100 --routed 10 --all-miss 2>/dev/null; then
 	echo "--all-miss without --cache accepted"; exit 1
 fi

@@ -14,11 +14,14 @@
  * every k up to the clean count and for none after it:
  *
  *   site                         what the caller sees
- *   flow_cache_new (5 sites)     NULL, errno ENOMEM, nothing allocated
- *   entry (flow_insert)          the FIB's answer, uncached: the cache is
- *                                exactly as before (no stale entry
- *                                unlinked, no chain eviction), insert_nomem
- *   reclamation batch            the removal done as in the clean run, the
+ *   flow_cache_new (7 sites)     NULL, errno ENOMEM, nothing allocated
+ *                                (the cache, sets, keys, records, intern
+ *                                heads, stripes, the first batch)
+ *   entries and records          none: preallocated in the tables
+ *   reclamation batch            (lookups of flow keys and decisions,
+ *                                single and batch, expiry, pressure GC,
+ *                                flush) the removal done as in the
+ *                                clean run, the
  *                                entries kept in the open batch and freed
  *                                by a later push or at flow_cache_free,
  *                                batch_nomem
@@ -173,6 +176,21 @@ fib_setup(void)
 	route("0.0.0.0/0", 5, false);
 	route("2001:db8::/32", 6, false);
 	route("2001:db8:1::/48", 7, false);
+	{
+		/* a rule no flow matches: the policy is not the default one,
+		 * so flow_resolve_rcu goes through the cache */
+		struct fib_rule r;
+
+		for (int fam = AF_INET; fam; fam = fam == AF_INET ? AF_INET6 : 0) {
+			fib_rule_init(&r, fam);
+			r.priority = 100;
+			r.table = 100;
+			r.mark = 7;
+			r.mark_mask = 0xff;
+			ck_assert_int_eq(fib_rule_add(fib, &r), 0);
+		}
+		ck_assert_int_eq(fib_policy_publish(fib), 0);
+	}
 }
 
 static void
@@ -240,6 +258,43 @@ lookups(struct flow_cache *fc, unsigned from, unsigned n, bool batch)
 	fib_read_unlock();
 }
 
+/* The same flows as decisions (flow_resolve_rcu, the policy has a rule
+ * so that the cache does not step aside), checked against
+ * fib_resolve_rcu. */
+static void
+resolves(struct flow_cache *fc, unsigned from, unsigned n, bool batch)
+{
+	struct fib_flow f[96];
+	struct fib_decision d[96], want;
+	struct flow_key k;
+	unsigned i;
+
+	ck_assert_uint_le(n, 96);
+	memset(f, 0, sizeof(f));
+	memset(d, 0, sizeof(d));
+	for (i = 0; i < n; i++) {
+		flow(&k, from + i);
+		f[i].family = k.family;
+		f[i].flags = FIB_FLOW_SRC;
+		f[i].dst = k.dst;
+		f[i].src = k.src;
+	}
+	fib_read_lock();
+	if (batch) {
+		flow_resolve_batch_rcu(fc, fib, f, d, n);
+	} else {
+		for (i = 0; i < n; i++)
+			flow_resolve_rcu(fc, fib, &f[i], &d[i]);
+	}
+	for (i = 0; i < n; i++) {
+		memset(&want, 0, sizeof(want));
+		fib_resolve_rcu(fib, &f[i], &want);
+		ck_assert_msg(memcmp(&d[i], &want, sizeof(want)) == 0,
+			      "flow %u: not the FIB's decision", from + i);
+	}
+	fib_read_unlock();
+}
+
 /* ---------------------------------------------------------- snapshots */
 
 struct text {
@@ -255,10 +310,16 @@ snap_cb(const struct flow_entry_info *e, void *arg)
 	struct fib_match m;
 	int n;
 
-	inet_ntop(e->key.family, e->key.dst.b, d, sizeof(d));
-	inet_ntop(e->key.family, e->key.src.b, s, sizeof(s));
-	if (fib_result_get(&e->res, &m))
-		m.plen = 255;
+	if (e->legacy) {
+		inet_ntop(e->key.family, e->key.dst.b, d, sizeof(d));
+		inet_ntop(e->key.family, e->key.src.b, s, sizeof(s));
+		if (fib_result_get(&e->res, &m))
+			m.plen = 255;
+	} else { /* a decision */
+		inet_ntop(e->flow.family, e->flow.dst.b, d, sizeof(d));
+		inet_ntop(e->flow.family, e->flow.src.b, s, sizeof(s));
+		m.plen = (e->d.flags & FIB_D_ROUTE) ? e->d.plen : 255;
+	}
 	/* the generation relative to the FIB's: two caches filled side by
 	 * side compare equal */
 	n = snprintf(line, sizeof(line), "b%u %s %s gen-%llu used %llu plen %u\n", e->bucket, d, s,
@@ -373,11 +434,15 @@ enum op {
 	OP_EXPIRE,      /* a periodic pass removing idle entries (batches) */
 	OP_GC,          /* pressure GC */
 	OP_FLUSH,       /* flush: one retire per bucket */
+	OP_RESOLVE,     /* decisions of new flows (flow_resolve_rcu): records
+			 * interned, evicted ways' records retired */
+	OP_RESOLVE_BATCH, /* the same through flow_resolve_batch_rcu */
 	OP_NOP,
 };
 
 static const char *const op_name[] = { "lookup miss", "lookup stale", "batch lookup",
-				       "expire",      "pressure gc",  "flush" };
+				       "expire",      "pressure gc",  "flush",
+				       "resolve",     "resolve batch" };
 
 static bool
 stale_setup(enum op op)
@@ -409,6 +474,12 @@ op_run(struct flow_cache *fc, enum op op)
 		break;
 	case OP_FLUSH:
 		flow_cache_flush(fc);
+		break;
+	case OP_RESOLVE:
+		resolves(fc, 100, 96, false);
+		break;
+	case OP_RESOLVE_BATCH:
+		resolves(fc, 200, 64, true);
 		break;
 	case OP_NOP:
 		break;
