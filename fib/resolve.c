@@ -22,7 +22,9 @@
  *           dead and ignored link-down paths skipped; an IPv4 output
  *           flow with `from` scores paths whose nh_saddr is that address
  *           (legacy routes); IPv4 with oif keeps the matched path; IPv6
- *           keeps rt6_select's match when the hash allows (fib6_select_path)
+ *           hashes from the first sibling, and keeps rt6_select's match
+ *           only where a strict oif refuses the hashed one
+ *           (fib6_select_path)
  *   Step 4  the source: route prefsrc, else inet_select_addr (IPv4) or
  *           the RFC 6724 rules of ipv6_dev_get_saddr that need no
  *           neighbour state (IPv6); input flows have none
@@ -868,11 +870,13 @@ multipath_wanted(const struct rctx *c)
 /*
  * IPv6: rt6_select then fib6_select_path (ip6_pol_route, have_oif_match
  * false). rt6_select takes the first live sibling through oif
- * (rt6_score_route scores it higher), else the first live one (input
- * flows: the first live one; checked against Linux 6.18, a preference for
- * iif moves forwarded flows off the kernel's path); the hash then keeps it when it reaches its upper
- * bound, else takes the first other sibling, in order, whose bound it
- * reaches, unless a strict lookup rejects that sibling's device.
+ * (rt6_score_route scores it higher), else the first live one; then, as
+ * Linux 6.15 and later do ("ipv6: Start path selection from the first
+ * nexthop"), the hash picks by threshold from the first sibling, in
+ * order: the first whose upper bound the hash reaches, unless a strict
+ * lookup refuses its device (rt6_score_route < 0), which keeps
+ * rt6_select's match. An oif without strictness (an output flow with a
+ * source) is thus no preference at all: checked against Linux 6.18.
  */
 static int
 select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
@@ -902,10 +906,8 @@ select_multipath6(const struct rctx *c, const struct fib_info *fi, int cur)
 	memset(&zero, 0, sizeof(zero));
 	hash = fib_mphash(&c->p->hash, c->fl,
 			  (c->fl->flags & FIB_FLOW_SRC) ? &c->fl->src : &zero);
-	if (ub[m] >= 0 && hash <= (uint32_t)ub[m])
-		return m;
 	for (int i = 0; i < fi->nh_count; i++) {
-		if (i == m || ub[i] < 0 || hash > (uint32_t)ub[i])
+		if (ub[i] < 0 || hash > (uint32_t)ub[i])
 			continue;
 		if (!path_usable(c, fi, &fi->nh[i], 1))
 			break;

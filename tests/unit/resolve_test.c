@@ -386,9 +386,9 @@ m_multipath(const struct model *m, const struct m_flow *f, const struct m_route 
 }
 
 /* IPv6: rt6_select's match (first live path through oif for an output
- * flow, else the first live one), kept when the hash is within its
- * bound, else the first other path whose bound holds the hash unless a
- * strict lookup rejects its device (fib6_select_path) */
+ * flow, else the first live one); then the first path, from the first,
+ * whose bound holds the hash, unless a strict lookup rejects its device,
+ * which keeps the match (fib6_select_path, Linux 6.15 and later) */
 static int
 m_multipath6(const struct model *m, const struct m_flow *f, const struct m_route *rt, int cur)
 {
@@ -421,10 +421,8 @@ m_multipath6(const struct model *m, const struct m_flow *f, const struct m_route
 		return cur;
 	memset(&zero, 0, sizeof(zero));
 	h = fib_mphash(&m->hash, fl, (fl->flags & FIB_FLOW_SRC) ? &fl->src : &zero);
-	if ((long long)h <= bound[sel])
-		return sel;
 	for (int k = 0; k < rt->r.nh_count; k++) {
-		if (k == sel || bound[k] < 0 || (long long)h > bound[k])
+		if (bound[k] < 0 || (long long)h > bound[k])
 			continue;
 		if (f->nh_oif && !f->skip_oif && rt->nh[k].ifindex != f->nh_oif)
 			break;
