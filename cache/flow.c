@@ -1261,29 +1261,34 @@ flow_resolve_batch_rcu(struct flow_cache *fc, const struct fib *fib, const struc
 {
 	struct flow_pre p[FLOW_RBATCH];
 	size_t done, i, k, hits = 0;
-	int rc;
+	int rc, def4, def6;
 
 	if (!fc) {
 		fib_resolve_batch_rcu(fib, fl, d, n);
 		return 0;
 	}
+	def4 = fib_policy_is_default(fib, AF_INET);
+	def6 = fib_policy_is_default(fib, AF_INET6);
 	for (done = 0; done < n; done += k) {
-		bool def = true;
+		/* a run of flows under the default policy (or the cache
+		 * disabled): the FIB's batch resolution over the whole run, so
+		 * its lookups overlap as in a plain batch; no cache */
+		for (k = 0; done + k < n; k++) {
+			int fam = fl[done + k].family;
 
-		k = n - done < FLOW_RBATCH ? n - done : FLOW_RBATCH;
-		/* the default policy for the whole chunk: the FIB's batch
-		 * resolution (its lookups overlap), no cache */
-		for (i = 0; i < k && def; i++)
-			def = fib_policy_is_default(fib, fl[done + i].family);
-		if (def || !fc->cfg.enabled) {
+			if (fc->cfg.enabled && !(fam == AF_INET ? def4 : fam == AF_INET6 && def6))
+				break;
+		}
+		if (k) {
 			fib_resolve_batch_rcu(fib, &fl[done], &d[done], k);
-			if (def) {
+			if (fc->cfg.enabled) {
 				struct flow_stripe *s = &fc->stripes[fl[done].dst.b[3] & fc->stripe_mask];
 
 				st(&s->bypass_default, ld(&s->bypass_default) + k);
 			}
 			continue;
 		}
+		k = n - done < FLOW_RBATCH ? n - done : FLOW_RBATCH;
 		for (i = 0; i < k; i++) {
 			flow_prepare(fc, fib, &fl[done + i], &p[i]);
 			if (p[i].cached) {
