@@ -24,7 +24,9 @@
 # `fibctl show rules` against `ip rule show`; and the whole table set,
 # `ip route show table all` of both families against `fibctl show
 # routes` (table_compare.py: prefix, table, type, tos, metric, gateways
-# and devices). The multipath hash seed is
+# and devices); then, the decision cache flushed, the same flows twice
+# more of fibd, the second pass answered from the cache where it took
+# them, equal to the first (at least one scenario must hit the cache). The multipath hash seed is
 # pinned (net.ipv4.fib_multipath_hash_seed), so the kernel's path is
 # reproducible and must be fibd's.
 set -u
@@ -119,6 +121,19 @@ compare() {
 	nl_fibd_sync "$TMP/dump"
 	gen_flows "$FLOWS" "$seed" >"$TMP/flows.$tag"
 	$CMP "$NS" "$FIBCTL" "$FIBD_SOCK" "$TMP/flows.$tag" || nl_fail "$tag: fibd's answers differ from ip route get"
+	# the decision cache: emptied, the same flows twice more: the first
+	# pass resolved (and cached), the second answered from the cache
+	# where it took them; both read the same
+	"$FIBCTL" -s "$FIBD_SOCK" flush cache >/dev/null || nl_fail "$tag: flush cache failed"
+	h0=$(cache_hits)
+	for pass in 2 3; do
+		"$FIBCTL" -s "$FIBD_SOCK" --json lookup - <"$TMP/flows.$tag" >"$TMP/answers.$tag.$pass" 2>&1 ||
+			nl_fail "$tag: fibctl lookup - failed on pass $pass"
+	done
+	cmp -s "$TMP/answers.$tag.2" "$TMP/answers.$tag.3" ||
+		{ diff "$TMP/answers.$tag.2" "$TMP/answers.$tag.3" | head; nl_fail "$tag: cached answers differ from uncached ones"; }
+	hits=$(($(cache_hits) - h0))
+	cache_hits_total=$((cache_hits_total + hits))
 	# ip rule show vs fibctl show rules, both families
 	{ ipn -4 rule show; ipn -6 rule show; } | sed 's/[[:space:]]*$//' >"$TMP/rules.kernel"
 	"$FIBCTL" -s "$FIBD_SOCK" show rules | sed 's/[[:space:]]*$//' >"$TMP/rules.fibd"
@@ -126,8 +141,12 @@ compare() {
 		{ cat "$TMP/rules.diff"; nl_fail "$tag: fibctl show rules differs from ip rule show"; }
 	$TCMP "$NS" "$FIBCTL" "$FIBD_SOCK" >"$TMP/tables.$tag" ||
 		{ cat "$TMP/tables.$tag"; nl_fail "$tag: fibctl show routes differs from ip route show table all"; }
-	echo "ok: $tag: $FLOWS flows equal to ip route get, $(wc -l <"$TMP/rules.fibd") rules equal, $(tail -1 "$TMP/tables.$tag")"
+	echo "ok: $tag: $FLOWS flows equal to ip route get, $(wc -l <"$TMP/rules.fibd") rules equal, $(tail -1 "$TMP/tables.$tag"), asked again: the same, $hits from the decision cache"
 }
+
+# the decision cache's hits so far
+cache_hits() { "$FIBCTL" -s "$FIBD_SOCK" show cache | awk '$1 == "hits" { print $2 }'; }
+cache_hits_total=0
 
 # res_flows N SEED: flows into the resilient groups' prefixes, spread over
 # sources and ports so that every bucket is asked.
@@ -306,5 +325,7 @@ else
 	echo "skip: VRF scenario: this kernel has no vrf devices (ip link add type vrf fails)"
 fi
 
+[ "$cache_hits_total" -gt 0 ] ||
+	nl_fail "no flow was ever answered from the decision cache: cached and uncached answers were not compared"
 nl_fibd_stop
-echo "PASS: policy_kernel ($step comparisons)"
+echo "PASS: policy_kernel ($step comparisons, $cache_hits_total answers from the decision cache)"
