@@ -799,6 +799,15 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	zero->lv = 1;
 	zero->ans[0] = 0;
 	A->zeroseg = zero;
+	if (!t->root) {
+		/* an empty trie (every fib_new): every /18 answers "no
+		 * route", without a pass of a_build_range over 2^18 /18s */
+		for (unsigned long c = 0; c < A_NDP; c++)
+			dir[c] = zero;
+		A->asks = 0;
+		memset(A->fail, 0, sizeof(A->fail));
+		return A;
+	}
 	for (unsigned long c = 0; c < A_NDP; c++)
 		dir[c] = ask;
 	A->asks = A_NDP;
