@@ -677,7 +677,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 			}
 			b.cmp = A->dir[c];
 			b.differs = false;
-			err = a_seg_make(&b, sp ? st[sp - 1].val : outer, all.v + i, j - i, &s);
+			err = a_seg_make(&b, sp ? st[sp - 1].val : outer, all.v ? all.v + i : NULL, j - i, &s);
 			if (!err && b.differs) {
 				*differs = true;
 				*where = c;
@@ -690,14 +690,14 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 				/* unchanged /18s keep their segment */
 				b.cmp = A->dir[c];
 				b.differs = false;
-				a_seg_make(&b, d, all.v + i, j - i, &s);
+				a_seg_make(&b, d, all.v ? all.v + i : NULL, j - i, &s);
 				b.cmp = NULL;
 				if (!b.differs) {
 					i = j;
 					continue;
 				}
 			}
-			err = a_seg_make(&b, d, all.v + i, j - i, &s);
+			err = a_seg_make(&b, d, all.v ? all.v + i : NULL, j - i, &s);
 			a_set_seg(t, A, c, err ? A->askseg : s, published);
 		}
 		if (err)
