@@ -247,125 +247,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 
 /* ------------------------------------------------------------- building */
 
-struct aitem {
-	tkey key;
-	uint8_t plen;
-	aword val;
-};
-
-struct avec {
-	struct aitem *v;
-	size_t n, cap;
-};
-
-static int
-avec_push(struct avec *a, tkey key, unsigned plen, aword val)
-{
-	if (a->n == a->cap) {
-		size_t c = a->cap ? 2 * a->cap : 256;
-		struct aitem *v = realloc(a->v, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = c;
-	}
-	a->v[a->n].key = key;
-	a->v[a->n].plen = (uint8_t)plen;
-	a->v[a->n].val = val;
-	a->n++;
-	return 0;
-}
-
-/*
- * The routes of leaf l that a lookup in table with tos 0 can return and
- * whose length is above plo, shortest prefix first (the preorder the
- * builder wants).
- */
-static int
-a_leaf_items(const struct TRIE_PREFIX *t, const struct tleaf *l, uint32_t table, int plo,
-	     struct avec *to)
-{
-	unsigned pick[256], np = 0;
-
-	for (unsigned a = 0; a < l->kv.n; a++) {
-		const struct fib_alias *fa = &l->fa[a];
-		if (fa->table != table || fa->tos)
-			continue;
-		if (np && l->fa[pick[np - 1]].slen == fa->slen)
-			continue; /* the first of one length answers */
-		pick[np++] = a;
-	}
-	while (np--) {
-		unsigned a = pick[np], plen = KEYBITS - l->fa[a].slen;
-		if ((int)plen <= plo)
-			continue;
-		if (avec_push(to, l->kv.key, plen, a_value(t, l, a)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Every leaf below n with a key in [lo, hi], in key order; their routes
- * longer than /plo. */
-static int
-a_collect(const struct TRIE_PREFIX *t, const struct tkv *n, tkey lo, tkey hi, uint32_t table,
-	  int plo, struct avec *to)
-{
-	tkey nlo, nhi;
-	unsigned long ilo, ihi;
-	unsigned span;
-
-	if (!n)
-		return 0;
-	if (IS_LEAF(n))
-		return n->key >= lo && n->key <= hi ? a_leaf_items(t, TLEAF(n), table, plo, to) : 0;
-	span = n->pos + n->bits;
-	nlo = n->key;
-	nhi = nlo | a_low_mask(span);
-	if (hi < nlo || lo > nhi)
-		return 0;
-	ilo = lo > nlo ? (unsigned long)((lo - nlo) >> n->pos) : 0;
-	ihi = (unsigned long)(((hi < nhi ? hi : nhi) - nlo) >> n->pos);
-	for (unsigned long i = ilo; i <= ihi; i++) {
-		int err = a_collect(t, T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, to);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/*
- * The answer for the key range of a /plen from routes shorter than /plen
- * (exact lookups of /plen-1 ... /0).
- */
-static aword
-a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
-{
-	tkey last = 0;
-	const struct tleaf *l = NULL;
-	bool looked = false;
-
-	for (int p = (int)plen - 1; p >= 0; p--) {
-		tkey k = base & ~a_low_mask(KEYBITS - (unsigned)p);
-		struct tnode *path[KEYBITS + 2];
-		int depth;
-
-		if (!looked || k != last) {
-			l = find_leaf(t, k, path, &depth);
-			last = k;
-			looked = true;
-		}
-		if (!l)
-			continue;
-		for (unsigned a = 0; a < l->kv.n; a++) {
-			const struct fib_alias *fa = &l->fa[a];
-			if (fa->slen == KEYBITS - (unsigned)p && fa->table == table && !fa->tos)
-				return a_value(t, l, a);
-		}
-	}
-	return 0;
-}
+#include "fib/accel_build.h"
 
 static void
 a_count_deep(struct accel *A, const struct adeep *d, int sign)
@@ -642,7 +524,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	int err, ret = 0;
 	struct asegb b = { .t = t, .A = A };
 
-	err = a_collect(t, t->root, lo, hi, A->table, (int)lr - 1, &all);
+	err = a_collect(t, t->root, lo, hi, A->table, (int)lr - 1, KEYBITS, 0, &all, &all);
 	if (err) {
 		free(all.v);
 		if (check)
@@ -865,30 +747,6 @@ a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char
 			 (const void *)want.alias);
 		return -EUCLEAN;
 	}
-	return 0;
-}
-
-/* Both ends of every prefix and the addresses just outside them. */
-static int
-a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv *n, char *buf,
-	    size_t len)
-{
-	if (!n)
-		return 0;
-	if (IS_LEAF(n)) {
-		const struct tleaf *l = TLEAF(n);
-		for (unsigned a = 0; a < n->n; a++) {
-			tkey lo = n->key, hi = n->key | a_low_mask(l->fa[a].slen);
-			tkey probe[4] = { lo, hi, lo - 1, hi + 1 };
-			for (int i = 0; i < 4; i++)
-				if (a_check_addr(t, A, probe[i], buf, len))
-					return -EUCLEAN;
-		}
-		return 0;
-	}
-	for (unsigned long i = 0; i < child_length(n); i++)
-		if (a_check_rec(t, A, TNODE(n)->child[i], buf, len))
-			return -EUCLEAN;
 	return 0;
 }
 

@@ -19,6 +19,7 @@ noinst_HEADERS += \
 	fib/trie_impl.h \
 	fib/accel_impl.h \
 	fib/accel4_impl.h \
+	fib/accel_build.h \
 	fib/info.h \
 	fib/pool.h \
 	fib/reclaim.h \

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: what both compiled tables build from (fib/accel_impl.h, fib/accel4_impl.h)
+ *
+ * Included by either table in its building section, inside one trie
+ * instance: it needs tkey, KEYBITS, struct TRIE_PREFIX, the trie's walk
+ * (find_leaf, IS_LEAF, TNODE), and the table's aword, A_DPBITS,
+ * a_low_mask, a_value and a_check_addr. The route items of a key range
+ * in key order (a_collect), the answer from shorter routes (a_outer), and
+ * the check's walk over every prefix (a_check_rec).
+ */
+
+struct aitem {
+	tkey key;
+	uint8_t plen;
+	aword val;
+};
+
+struct avec {
+	struct aitem *v;
+	size_t n, cap;
+};
+
+struct accel;
+static int a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf,
+			size_t len);
+
+/* A growing array v of n elements with room for one more (first cap
+ * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). */
+static void *
+a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n == *cap) {
+		size_t c = *cap ? 2 * *cap : first;
+
+		v = realloc(v, c * size);
+		if (v)
+			*cap = c;
+	}
+	return v;
+}
+
+static int
+avec_push(struct avec *a, tkey key, unsigned plen, aword val)
+{
+	struct aitem *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
+
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
+	a->v[a->n].key = key;
+	a->v[a->n].plen = (uint8_t)plen;
+	a->v[a->n].val = val;
+	a->n++;
+	return 0;
+}
+
+/*
+ * The routes of leaf l that a lookup in table with tos 0 can return and
+ * whose length is in (plo, phi], shortest prefix first (the order the
+ * builder wants); those longer than /A_DPBITS to lng, the others to shrt
+ * (either may be NULL).
+ */
+static int
+a_leaf_items(const struct TRIE_PREFIX *t, const struct tleaf *l, uint32_t table, int plo,
+	     unsigned phi, struct avec *shrt, struct avec *lng)
+{
+	unsigned pick[256], np = 0;
+
+	for (unsigned a = 0; a < l->kv.n; a++) {
+		const struct fib_alias *fa = &l->fa[a];
+		if (fa->table != table || fa->tos)
+			continue;
+		if (np && l->fa[pick[np - 1]].slen == fa->slen)
+			continue; /* the first of one length answers */
+		pick[np++] = a;
+	}
+	while (np--) {
+		unsigned a = pick[np], plen = KEYBITS - l->fa[a].slen;
+		struct avec *to = plen > A_DPBITS ? lng : shrt;
+		if ((int)plen <= plo || plen > phi)
+			continue;
+		if (to && avec_push(to, l->kv.key, plen, a_value(t, l, a)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The answer for the key range of a /plen, from routes shorter than
+ * /plen (exact lookups of /plen-1 ... /0).
+ */
+static aword
+a_outer(const struct TRIE_PREFIX *t, uint32_t table, tkey base, unsigned plen)
+{
+	tkey last = 0;
+	const struct tleaf *l = NULL;
+	bool looked = false;
+
+	for (int p = (int)plen - 1; p >= 0; p--) {
+		tkey k = base & ~a_low_mask(KEYBITS - (unsigned)p);
+		struct tnode *path[KEYBITS + 2];
+		int depth;
+
+		if (!looked || k != last) {
+			l = find_leaf(t, k, path, &depth);
+			last = k;
+			looked = true;
+		}
+		if (!l)
+			continue;
+		for (unsigned a = 0; a < l->kv.n; a++) {
+			const struct fib_alias *fa = &l->fa[a];
+			if (fa->slen == KEYBITS - (unsigned)p && fa->table == table && !fa->tos)
+				return a_value(t, l, a);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every leaf below n with a key in [lo, hi] whose low `align` bits are
+ * zero, in key order; their routes of lengths (plo, phi]. The alignment
+ * prunes: a prefix of length p has a key aligned to KEYBITS - p, so a walk
+ * for prefixes up to /phi skips the subtrees that hold only longer keys.
+ */
+static int
+a_collect(const struct TRIE_PREFIX *t, const struct tkv *n, tkey lo, tkey hi, uint32_t table,
+	  int plo, unsigned phi, unsigned align, struct avec *shrt, struct avec *lng)
+{
+	tkey nlo, nhi;
+	unsigned long ilo, ihi, step = 1;
+	unsigned span;
+
+	if (!n)
+		return 0;
+	if (IS_LEAF(n))
+		return n->key >= lo && n->key <= hi && !(n->key & a_low_mask(align))
+			       ? a_leaf_items(t, TLEAF(n), table, plo, phi, shrt, lng)
+			       : 0;
+	span = n->pos + n->bits;
+	nlo = n->key;
+	nhi = nlo | a_low_mask(span);
+	if (hi < nlo || lo > nhi)
+		return 0;
+	ilo = lo > nlo ? (unsigned long)((lo - nlo) >> n->pos) : 0;
+	ihi = (unsigned long)(((hi < nhi ? hi : nhi) - nlo) >> n->pos);
+	if (align > n->pos) {
+		if (align >= span) {
+			/* only the key nlo itself can be aligned */
+			if ((nlo & a_low_mask(align)) || ilo)
+				return 0;
+			ihi = 0;
+		} else {
+			step = 1ul << (align - n->pos);
+			ilo = (ilo + step - 1) & ~(step - 1);
+		}
+	}
+	for (unsigned long i = ilo; i <= ihi; i += step) {
+		int err = a_collect(t, T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, phi, align,
+				    shrt, lng);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Both ends of every prefix and the addresses just outside them. */
+static int
+a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv *n, char *buf,
+	    size_t len)
+{
+	if (!n)
+		return 0;
+	if (IS_LEAF(n)) {
+		const struct tleaf *l = TLEAF(n);
+		for (unsigned a = 0; a < n->n; a++) {
+			tkey lo = n->key, hi = n->key | a_low_mask(l->fa[a].slen);
+			tkey probe[4] = { lo, hi, lo - 1, hi + 1 };
+			for (int i = 0; i < 4; i++)
+				if (a_check_addr(t, A, probe[i], buf, len))
+					return -EUCLEAN;
+		}
+		return 0;
+	}
+	for (unsigned long i = 0; i < child_length(n); i++)
+		if (a_check_rec(t, A, TNODE(n)->child[i], buf, len))
+			return -EUCLEAN;
+	return 0;
+}
