@@ -120,11 +120,11 @@ localf_hash(int family, unsigned __int128 key)
 	return (unsigned)((x * 0x9e3779b97f4a7c15ull) >> 52);
 }
 
-/* localf_maybe for an IPv4 address, host order, in 32-bit arithmetic */
+/* localf_maybe of an IPv4 address, host order */
 static inline int
 localf_maybe4(const struct localf *f, uint32_t key)
 {
-	unsigned h = (unsigned)(((uint64_t)(key >> (32 - LOCALF_GRAIN4)) * 0x9e3779b97f4a7c15ull) >> 52);
+	unsigned h = localf_hash(AF_INET, key);
 	unsigned top = key >> 24;
 
 	return ((__atomic_load_n(&f->bits[h / 64], __ATOMIC_RELAXED) >> (h % 64)) |
@@ -137,9 +137,12 @@ localf_maybe4(const struct localf *f, uint32_t key)
 static inline int
 localf_maybe(const struct localf *f, int family, unsigned __int128 key)
 {
-	unsigned h = localf_hash(family, key);
-	unsigned top = (unsigned)(key >> (family == AF_INET ? 24 : 120)) & 0xff;
+	unsigned h, top;
 
+	if (family == AF_INET)
+		return localf_maybe4(f, (uint32_t)key);
+	h = localf_hash(family, key);
+	top = (unsigned)(key >> 120);
 	return ((__atomic_load_n(&f->bits[h / 64], __ATOMIC_RELAXED) >> (h % 64)) |
 		(__atomic_load_n(&f->top[top / 64], __ATOMIC_RELAXED) >> (top % 64))) & 1;
 }

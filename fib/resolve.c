@@ -1144,18 +1144,6 @@ fib_resolve_rcu(const struct fib *fib, const struct fib_flow *fl, struct fib_dec
 		return -EINVAL;
 	}
 	p = rcu_dereference(fib->policy[policy_fidx(fl->family)]);
-	if (fl->family == AF_INET) {
-		/* fast_eligible in 32-bit arithmetic */
-		uint32_t k4 = ntohl(fl->dst.v4.s_addr);
-
-		if (p->is_default &&
-		    !(fl->flags & (FIB_FLOW_OIF | FIB_FLOW_FIBMATCH | FIB_FLOW_IIF)) &&
-		    !(((fl->flags & FIB_FLOW_DSCP) ? fl->tos << 2 : fl->tos) & 0x1c) &&
-		    !localf_maybe4(&fib->localf[0], k4) &&
-		    resolve_fast(fib, p, fl, trie4_lookup(fib->t4, k4, RT_TABLE_MAIN, 0), d))
-			return -d->error;
-		return resolve_one(fib, p, fl, d);
-	}
 	if (fast_eligible(fib, p, fl, &key)) {
 		struct fib_result res = fl->family == AF_INET
 						? trie4_lookup(fib->t4, (uint32_t)key, RT_TABLE_MAIN, 0)

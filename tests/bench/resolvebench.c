@@ -47,10 +47,13 @@ now(void)
 
 static volatile uint64_t sink;
 
-/* the lookup as a caller holding flows makes it: the destination read
- * from the same struct fib_flow array the resolution reads */
+/* lookups of a[i], or with fl of the destinations of the flows (the
+ * lookup as a caller holding flows makes it: the same struct fib_flow
+ * array the resolution reads); describe: read the route as an answer
+ * must */
 static double
-time_lookup_flows(const struct fib *fib, const struct fib_flow *fl, size_t n)
+time_lookup(const struct fib *fib, const uint32_t *a, const struct fib_flow *fl, size_t n,
+	    int describe)
 {
 	double best = 1e9;
 
@@ -59,30 +62,8 @@ time_lookup_flows(const struct fib *fib, const struct fib_flow *fl, size_t n)
 		double t0 = now();
 		fib_read_lock();
 		for (size_t i = 0; i < n; i++) {
-			struct fib_result r = fib_lookup4_rcu(fib, 254, ntohl(fl[i].dst.v4.s_addr));
-			struct fib_match m;
-			if (fib_result_get(&r, &m) == 0)
-				s += m.plen + m.info->nh_count;
-		}
-		fib_read_unlock();
-		sink += s;
-		if (now() - t0 < best)
-			best = now() - t0;
-	}
-	return best * 1e9 / n;
-}
-
-static double
-time_lookup(const struct fib *fib, const uint32_t *a, size_t n, int describe)
-{
-	double best = 1e9;
-
-	for (int run = 0; run < 3; run++) {
-		uint64_t s = 0;
-		double t0 = now();
-		fib_read_lock();
-		for (size_t i = 0; i < n; i++) {
-			struct fib_result r = fib_lookup4_rcu(fib, 254, a[i]);
+			struct fib_result r =
+				fib_lookup4_rcu(fib, 254, fl ? ntohl(fl[i].dst.v4.s_addr) : a[i]);
 			struct fib_match m;
 			if (!describe)
 				s += (uintptr_t)r.alias;
@@ -204,10 +185,10 @@ main(int argc, char **argv)
 	}
 	/* the lookup alone never reads the route; an answer must (type,
 	 * prefix, next hops): the second line is the fair baseline */
-	printf("%-28s %7.1f ns\n", "fib_lookup4_rcu main", time_lookup(fib, a, n, 0));
-	base = time_lookup(fib, a, n, 1);
+	printf("%-28s %7.1f ns\n", "fib_lookup4_rcu main", time_lookup(fib, a, NULL, n, 0));
+	base = time_lookup(fib, a, NULL, n, 1);
 	printf("%-28s %7.1f ns  1.00\n", "lookup4 + fib_result_get", base);
-	t = time_lookup_flows(fib, fl, n);
+	t = time_lookup(fib, NULL, fl, n, 1);
 	printf("%-28s %7.1f ns  %.2f\n", "the same, dst from flows", t, t / base);
 	for (int k = 0; k < 5; k++) {
 		static const unsigned want[] = { 0, 0, 1, 16, 256 };
