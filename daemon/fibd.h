@@ -38,6 +38,7 @@
 #include <event2/buffer.h>
 
 #include "fib/fib.h"
+#include "cache/flow.h"
 #include "conf/conf.h"
 #include "daemon/compact.h"
 #include "daemon/ctl.h"
@@ -162,6 +163,16 @@ struct fibd {
 	uint64_t secret[2];	  /* the cache's hash key, kept across rebuilds */
 	uint64_t cache_rebuilds;
 	unsigned cache_reapers; /* threads freeing replaced caches (reload.c), atomic */
+	/* A reload's new cache is built on a thread (its tables are tens of
+	 * MB to clear) and swapped in on the loop (reload.c) */
+	struct fibd_cache_build {
+		struct handoff *ho;
+		struct flow_config cfg; /* work's input */
+		struct flow_cache *fc;	/* work's output, NULL: failed */
+		int err;		/* errno of a failed build */
+		int again;		/* a reload changed the cache meanwhile */
+		unsigned buckets, entries; /* as the conf said, for the log */
+	} cb;
 	struct ctl *ctl_old; /* replaced by a reload, freed by ctl_gc */
 	struct event *ctl_gc;
 	struct event *sig_term, *sig_int, *sig_usr1, *sig_hup;
@@ -199,12 +210,14 @@ uint32_t fibd_lookup_table(const struct fibd *d);
 /* Open the control socket, the lookup service and the flow cache of
  * d->conf, or die. Context: main loop, at start. */
 void fibd_modules_open(struct fibd *d);
-/* A new cache per c's section, or the old kept. Context: main loop,
- * the FIB's writer. */
+/* A new cache per c's section, built on a thread and swapped in on the
+ * loop a moment later, or the old kept. Context: main loop. */
 void fibd_cache_apply(struct fibd *d, const struct conf *n);
 /* Wait for a replaced cache's free, if one runs. Context: main loop, at
  * exit, before the FIB is freed. */
 void fibd_cache_reap_wait(struct fibd *d);
+/* Join a running cache build and free its cache. Context: main loop, at exit. */
+void fibd_cache_build_close(struct fibd *d);
 /* Parse the file again and apply what changed; errors also go to errs
  * (may be NULL). Returns 0 or -1. Context: main loop. */
 int fibd_reload(struct fibd *d, struct evbuffer *errs);

@@ -144,7 +144,7 @@ struct fibd_reap {
  * for the reaper of the one before. Context: any (a thread of its own).
  */
 static void *
-fibd_cache_reap(void *arg)
+fibd_cache_reap_main(void *arg)
 {
 	struct fibd_reap *r = arg;
 
@@ -166,31 +166,25 @@ fibd_cache_reap_wait(struct fibd *d)
 }
 
 /*
- * Publish fc (release store: readers see it built), then hand the old
- * cache to a reaper thread, which frees it after a grace period; without
- * a thread it is freed here. Context: main loop, outside read sections.
+ * Free fc, which no reader may reach any more once a grace period has
+ * passed, on a reaper thread; without a thread, here. Context: main
+ * loop, outside read sections.
  */
 static void
-fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
+fibd_cache_reap(struct fibd *d, struct flow_cache *fc)
 {
-	struct flow_cache *old = d->cache;
 	struct fibd_reap *r;
 	pthread_attr_t at;
 	pthread_t t;
 
-	if (d->lookup)
-		lookup_set_cache(d->lookup, fc);
-	d->cache = fc;
-	if (!old)
-		return;
 	r = malloc(sizeof(*r));
 	if (r) {
-		r->old = old;
+		r->old = fc;
 		r->reapers = &d->cache_reapers;
 		__atomic_add_fetch(&d->cache_reapers, 1, __ATOMIC_RELAXED);
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &at, fibd_cache_reap, r) == 0) {
+		if (pthread_create(&t, &at, fibd_cache_reap_main, r) == 0) {
 			pthread_attr_destroy(&at);
 			return;
 		}
@@ -201,7 +195,86 @@ fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
 	log_warnx("flow cache reaper: no thread, freeing the old cache on the main thread");
 	urcu_memb_synchronize_rcu();
 	FIB_TSAN_GRACE_END();
-	flow_cache_free(old);
+	flow_cache_free(fc);
+}
+
+/*
+ * Publish fc (release store: readers see it built), then hand the old
+ * cache to a reaper. Context: main loop, outside read sections.
+ */
+static void
+fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
+{
+	struct flow_cache *old = d->cache;
+
+	if (d->lookup)
+		lookup_set_cache(d->lookup, fc);
+	d->cache = fc;
+	if (old)
+		fibd_cache_reap(d, old);
+}
+
+/* The cache builder's work: the new cache's tables allocated and
+ * cleared (148 ms for the default size when it ran on the loop).
+ * Context: the builder thread; only d->cb is its. */
+static void
+fibd_cache_build(void *arg)
+{
+	struct fibd *d = arg;
+
+	errno = 0;
+	d->cb.fc = flow_cache_new(&d->cb.cfg);
+	d->cb.err = d->cb.fc ? 0 : (errno ? errno : ENOMEM);
+}
+
+/*
+ * The new cache is built: start its worker if the FIB is loaded and
+ * swap it in, unless the compaction thread holds the cache (then it
+ * waits for fibd_compact_end). A reload that changed the cache while
+ * it was built is applied now. Context: main loop.
+ */
+static void
+fibd_cache_built(void *arg)
+{
+	struct fibd *d = arg;
+	struct flow_cache *fc = d->cb.fc;
+	int err;
+
+	d->cb.fc = NULL;
+	if (!fc) {
+		log_warnx("flow cache (%u buckets, %u entries): %s: keeping the old cache",
+			  d->cb.buckets, d->cb.entries, strerror(d->cb.err));
+	} else if (d->ready && (err = flow_cache_start(fc, d->fib)) < 0) {
+		log_warnx("flow cache worker: %s: keeping the old cache", strerror(-err));
+		fibd_cache_reap(d, fc);
+	} else if (d->comp.cw.running) {
+		d->cb.fc = fc; /* kept for fibd_cache_apply after the compaction */
+		d->comp.cache_pending = 1;
+	} else {
+		fibd_cache_swap(d, fc);
+		d->cache_rebuilds++;
+		log_info("flow cache: rebuilt with %u buckets, %u entries at most",
+			 d->cb.buckets, d->cb.entries);
+	}
+	if (d->cb.again && !d->comp.cache_pending) {
+		d->cb.again = 0;
+		fibd_cache_apply(d, d->conf);
+	}
+}
+
+/* Stop a running build and free what it built. Context: main loop, at
+ * exit, before fibd_cache_reap_wait. */
+void
+fibd_cache_build_close(struct fibd *d)
+{
+	if (!d->cb.ho)
+		return;
+	handoff_join(d->cb.ho);
+	handoff_free(d->cb.ho);
+	d->cb.ho = NULL;
+	if (d->cb.fc)
+		fibd_cache_reap(d, d->cb.fc);
+	d->cb.fc = NULL;
 }
 
 static const char *
@@ -253,17 +326,31 @@ fibd_ctl_gc(evutil_socket_t fd, short what, void *arg)
 
 /*
  * The cache section changed: the gc tunables change in place; a new size,
- * chain cap or enabled flag means a new cache, built and started here,
- * then swapped in (fibd_cache_swap). If the new one cannot be built the
- * old one stays.
+ * chain cap or enabled flag means a new cache, built on the builder
+ * thread, then started and swapped in on the loop (fibd_cache_built). If
+ * the new one cannot be built the old one stays. Context: main loop.
  */
 void
 fibd_cache_apply(struct fibd *d, const struct conf *n)
 {
 	struct flow_config f;
-	struct flow_cache *fc;
 	int err;
 
+	if (d->cb.fc) {
+		/* built during a compaction: in now, then n applied to it */
+		struct flow_cache *fc = d->cb.fc;
+
+		d->cb.fc = NULL;
+		fibd_cache_swap(d, fc);
+		d->cache_rebuilds++;
+		log_info("flow cache: rebuilt with %u buckets, %u entries at most",
+			 d->cb.buckets, d->cb.entries);
+	}
+	if (d->cb.ho && handoff_running(d->cb.ho)) {
+		d->cb.again = 1; /* fibd_cache_built applies d->conf again */
+		return;
+	}
+	d->cb.again = 0;
 	if (!n->cache.enabled) {
 		if (d->cache)
 			log_info("flow cache disabled");
@@ -282,15 +369,20 @@ fibd_cache_apply(struct fibd *d, const struct conf *n)
 			return;
 		}
 	}
-	fc = fibd_cache_new(d, n);
-	if (!fc) {
-		log_warnx("flow cache: keeping the old cache");
-		return;
+	d->cb.cfg = f;
+	d->cb.buckets = n->cache.buckets;
+	d->cb.entries = n->cache.max_entries;
+	if (!d->cb.ho)
+		d->cb.ho = handoff_new(d->base, fibd_cache_build, fibd_cache_built, d);
+	if (!d->cb.ho || (err = handoff_run(d->cb.ho)) < 0) {
+		log_warnx("flow cache builder: no thread, building on the main thread");
+		if (d->cb.ho)
+			handoff_run_here(d->cb.ho);
+		else {
+			fibd_cache_build(d);
+			fibd_cache_built(d);
+		}
 	}
-	fibd_cache_swap(d, fc);
-	d->cache_rebuilds++;
-	log_info("flow cache: rebuilt with %u buckets, %u entries at most", n->cache.buckets,
-		 n->cache.max_entries);
 }
 
 /* The control section changed: a new socket, or the same one changed in

@@ -226,8 +226,11 @@ conf 1024 4096 2s >"$TMP/conf.yaml"
 reload
 grep -q 'flow cache: gc settings applied' "$TMP/fibd.log" || nl_fail "gc settings not applied in place"
 [ "$(kv rebuilds)" = 0 ] || nl_fail "gc change rebuilt the cache"
+# a new cache is built on a thread and swapped in a moment after the answer
+wait_buckets() { for i in $(seq 100); do [ "$(kv buckets)" = "$1" ] && return; sleep 0.05; done; }
 conf 4096 16384 2s >"$TMP/conf.yaml"
 reload
+wait_buckets 4096
 [ "$(kv buckets)" = 4096 ] || nl_fail "reload: buckets $(kv buckets)"
 [ "$(kv rebuilds)" = 1 ] || nl_fail "reload: rebuilds $(kv rebuilds)"
 [ "$(kv entries)" = 0 ] || nl_fail "new cache not empty"
@@ -249,10 +252,27 @@ ctl lookup 192.0.2.7 | grep -q 'via 10.0.0.2' || nl_fail "lookup without the cac
 ctl flush cache 2>/dev/null && nl_fail "flush of a disabled cache exited 0"
 conf 2048 8192 2s >"$TMP/conf.yaml"
 reload
+wait_buckets 2048
 [ "$(kv buckets)" = 2048 ] || nl_fail "enable again: $(ctl show cache)"
 for i in $(seq 30); do [ "$(kv gc_runs)" -ge 1 ] && break; sleep 0.1; done
 [ "$(kv gc_runs)" -ge 1 ] || nl_fail "no gc run in the re-enabled cache"
 echo "ok: reload: in place, rebuild 1024 -> 4096 buckets, disable, enable"
+
+# Reloads while a big cache is still being built: the last one wins.
+r0=$(kv rebuilds)
+conf 4194304 65536 2s >"$TMP/conf.yaml"
+reload
+conf 4194304 65536 2s false >"$TMP/conf.yaml"
+reload
+for i in $(seq 100); do ctl --json show cache | grep -q '"enabled": false' && break; sleep 0.05; done
+ctl --json show cache | grep -q '"enabled": false' || nl_fail "disabled during a build: $(ctl show cache)"
+conf 2048 8192 2s >"$TMP/conf.yaml"
+reload
+wait_buckets 2048
+[ "$(kv buckets)" = 2048 ] || nl_fail "enabled after a build: $(ctl show cache)"
+[ "$(kv rebuilds)" -gt "$r0" ] || nl_fail "rebuilds not counted"
+ctl lookup 192.0.2.7 | grep -q 'via 10.0.0.2' || nl_fail "lookup after the builds"
+echo "ok: reloads during a cache build: the last configuration is in place"
 
 kill -0 "$FIBD_PID" || nl_fail "fibd died"
 if [ $wd = 1 ]; then
