@@ -653,6 +653,14 @@ fibd_show_lag(struct fibd *d, struct evbuffer *out)
 				    lag_hist_quantile(h, 0.99) / 1e3);
 		evbuffer_add_printf(out, "loop_lag_%s_max_ms %.3f\n", name, h->max_us / 1e3);
 	}
+	for (unsigned p = 0; p < LAG_PHASES; p++) {
+		const struct lag_hist *h = &d->health.busy[p];
+		const char *name = lag_phase_name(p);
+
+		evbuffer_add_printf(out, "loop_busy_%s_p99_ms %.3f\n", name,
+				    lag_hist_quantile(h, 0.99) / 1e3);
+		evbuffer_add_printf(out, "loop_busy_%s_max_ms %.3f\n", name, h->max_us / 1e3);
+	}
 }
 
 static void

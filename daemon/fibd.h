@@ -129,6 +129,10 @@ struct fibd_health {
 	struct event *probe;
 	double probe_last, probe_max;
 	struct lag_hist lag[LAG_PHASES];
+	/* the main thread's CPU time between two ticks, by phase: what
+	 * fibd's own work held the loop, apart from waiting for a CPU */
+	struct lag_hist busy[LAG_PHASES];
+	double cpu_last;
 	int lag_reload; /* the next tick's lateness is a reload's */
 	/* the 1 ms probe also runs during a compaction (fibd_probe_watch):
 	 * the loop's longest stall from its start to its end */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
@@ -171,6 +172,17 @@ fibd_lag_phase(struct fibd *d)
 	return LAG_STEADY;
 }
 
+/* The main thread's CPU time, s (a system call: once a tick). */
+static double
+fibd_thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* The gap since the last tick: the longest of the first load
  * (probe_max) or of the running compaction (stall_cur); with record,
  * its lateness past the 1 ms period goes to the phase's histogram. */
@@ -187,9 +199,12 @@ fibd_probe_gap(struct fibd *d, int record)
 		h->probe_max = gap;
 	}
 	if (record) {
-		double late = gap - 1e-3;
+		double late = gap - 1e-3, cpu = fibd_thread_cpu(), busy = cpu - h->cpu_last;
+		enum lag_phase p = fibd_lag_phase(d);
 
-		lag_hist_add(&h->lag[fibd_lag_phase(d)], late > 0 ? (uint64_t)(late * 1e6) : 0);
+		lag_hist_add(&h->lag[p], late > 0 ? (uint64_t)(late * 1e6) : 0);
+		lag_hist_add(&h->busy[p], busy > 0 ? (uint64_t)(busy * 1e6) : 0);
+		h->cpu_last = cpu;
 		h->lag_reload = 0;
 	}
 	h->probe_last = now;
@@ -265,6 +280,7 @@ fibd_health_open(struct fibd *d)
 
 	h->probe = fibd_health_timer(d, fibd_probe, 0, 1000, "probe");
 	h->probe_last = fibd_now();
+	h->cpu_last = fibd_thread_cpu();
 	h->status = fibd_health_timer(d, fibd_status_tick, 5, 0, "status");
 	h->starve = fibd_health_timer(d, fibd_starve_tick, 1, 0, "starve");
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0) {

@@ -46,6 +46,7 @@ struct fibd_snap {
 	double gp_max;
 	/* per phase (lag.h): p50, p99, max of the loop's lateness, and ticks */
 	double lag[LAG_PHASES][3];
+	double busy[LAG_PHASES][2];
 	uint64_t lag_ticks[LAG_PHASES];
 };
 
@@ -238,6 +239,20 @@ static const struct fibd_metric {
 	LAG_TICKS(LAG_RESYNC, "resync"),
 	LAG_TICKS(LAG_COMPACT, "compaction"),
 	LAG_TICKS(LAG_RELOAD, "reload"),
+#define BUSY_Q(p, name, q, i)                                                                \
+	{ "loop_busy_seconds", G, NULL, "phase=\"" name "\",quantile=\"" q "\"", 0, V_F6,    \
+	  S(busy[p][i]) }
+#define BUSY_QS(p, name) BUSY_Q(p, name, "0.99", 0), BUSY_Q(p, name, "1", 1)
+	{ "loop_busy_seconds", G,
+	  "The main thread's CPU time between two 1 ms ticks by phase: quantiles (1: the maximum).",
+	  "phase=\"load\",quantile=\"0.99\"", 0, V_F6, S(busy[LAG_LOAD][0]) },
+	BUSY_Q(LAG_LOAD, "load", "1", 1),
+	BUSY_QS(LAG_STEADY, "steady"),
+	BUSY_QS(LAG_RESYNC, "resync"),
+	BUSY_QS(LAG_COMPACT, "compaction"),
+	BUSY_QS(LAG_RELOAD, "reload"),
+#undef BUSY_QS
+#undef BUSY_Q
 #undef LAG_TICKS
 #undef LAG_QS
 #undef LAG_Q
@@ -289,6 +304,8 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 		s->lag[p][1] = lag_hist_quantile(h, 0.99) * 1e-6;
 		s->lag[p][2] = h->max_us * 1e-6;
 		s->lag_ticks[p] = h->count;
+		s->busy[p][0] = lag_hist_quantile(&d->health.busy[p], 0.99) * 1e-6;
+		s->busy[p][1] = d->health.busy[p].max_us * 1e-6;
 	}
 	if (d->ready) {
 		fibd_fib_stats(d, &s->fib);

@@ -18,11 +18,18 @@
 #           buffer, 4 KiB every 10 ms, SLOW seconds) while the 2 ms probe
 #           runs; then a full `fibctl show routes` read at full speed;
 #   reload  RELOADS reloads that rebuild the flow cache (cache.buckets
-#           alternates), 0.3 s apart, while the 2 ms probe runs.
+#           alternates), 0.3 s apart, while the 2 ms probe runs;
+#   churn   CHURN_RATE (1,000) route replacements a second for CHURN_S
+#           (10) seconds through `ip -batch` (tests/bench/lookup_churn.py),
+#           probe running;
+#   compact COMPACTS (3) `fibctl compact` runs, each to its end, probe
+#           running.
 #
 # Reported per scenario: the probe's first-byte p50/p99/max, and the
 # loop lag p50/p99/max of the scenario's phase from `fibctl show summary`
-# (health.c's 1 ms probe, lag.c; the steady phase for routes). Figures
+# (health.c's 1 ms probe, lag.c; the steady phase for routes), with the
+# main thread's CPU time between two ticks ("busy" p99/max): a lag well
+# above busy is time the loop waited for a CPU, not fibd's work. Figures
 # on a shared machine are noisy: run it twice and quote both.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -33,10 +40,25 @@ PROBE="python3 $srcdir/tests/bench/stall_probe.py"
 TABLE=${TABLE:-ris}
 SLOW=${SLOW:-5}
 RELOADS=${RELOADS:-6}
-SCENARIOS=${SCENARIOS:-"load routes reload"} # a subset runs only those
+SCENARIOS=${SCENARIOS:-"load routes reload churn compact"} # a subset runs only those
+CHURN_RATE=${CHURN_RATE:-1000}
+CHURN_S=${CHURN_S:-10}
+COMPACTS=${COMPACTS:-3}
 STALL_NICE=${STALL_NICE:-0} # e.g. -10: fibd ahead of the other load of a shared machine
 want() { case " $SCENARIOS " in *" $1 "*) return 0;; esac; return 1; }
 command -v python3 >/dev/null || nl_skip "no python3"
+
+routes_files() {
+	case $TABLE in
+	tier1)
+		v4=$(nl_routes_file gaissmai-tier1-v4 4 900000)
+		v6=$(nl_routes_file gaissmai-tier1-v6 6 160000) ;;
+	*)
+		v4=$(nl_routes_file ris-rrc06-20100701-v4 4 323000)
+		v6=$(nl_routes_file linx-20141225-p69-v6 6 20000) ;;
+	esac
+}
+routes_files
 
 # STALL_NS=NAME keeps the loaded namespace NAME across runs (loading
 # the table takes a minute or more); delete it with `ip netns del NAME`.
@@ -56,14 +78,6 @@ else
 	fi
 	ip -n "$NS" addr add 10.0.0.1/24 dev v0
 	ip -n "$NS" -6 addr add 2001:db8::1/64 dev v0 nodad
-	case $TABLE in
-	tier1)
-		v4=$(nl_routes_file gaissmai-tier1-v4 4 900000)
-		v6=$(nl_routes_file gaissmai-tier1-v6 6 160000) ;;
-	*)
-		v4=$(nl_routes_file ris-rrc06-20100701-v4 4 323000)
-		v6=$(nl_routes_file linx-20141225-p69-v6 6 20000) ;;
-	esac
 	t0=$(date +%s.%N)
 	{ nl_batch_routes "$v4" v0 10.0.0.2 2001:db8::2; nl_batch_routes "$v6" v0 10.0.0.2 2001:db8::2; } |
 		ip -n "$NS" -force -batch - 2>/dev/null
@@ -82,7 +96,8 @@ lag() {
 	"$FIBCTL" -s "$FIBD_SOCK" show summary | awk -v p="$1" '
 		$1 == "loop_lag_" p "_ticks" { t = $2 } $1 == "loop_lag_" p "_p50_ms" { a = $2 }
 		$1 == "loop_lag_" p "_p99_ms" { b = $2 } $1 == "loop_lag_" p "_max_ms" { c = $2 }
-		END { printf "lag %s ticks %s p50 %s p99 %s max %s ms\n", p, t, a, b, c }'
+		$1 == "loop_busy_" p "_p99_ms" { d = $2 } $1 == "loop_busy_" p "_max_ms" { e = $2 }
+		END { printf "lag %s ticks %s p50 %s p99 %s max %s ms, busy p99 %s max %s ms\n", p, t, a, b, c, d, e }'
 }
 
 # start fibd (reniced by STALL_NICE at once: its threads inherit it)
@@ -155,5 +170,43 @@ wait $pp
 sed 's/^/reload /' "$TMP/probe"
 lag reload
 lag steady
+nl_fibd_stop
+fi
+
+if want churn; then
+echo "== churn: $CHURN_RATE route replacements a second for $CHURN_S s, probe every 2 ms"
+start
+wait_ready
+$PROBE probe "$FIBD_SOCK" "$CHURN_S" >"$TMP/probe" &
+pp=$!
+python3 "$srcdir/tests/bench/lookup_churn.py" "$v4" "$CHURN_RATE" "$CHURN_S" |
+	ip -n "$NS" -batch - 2>/dev/null
+wait $pp
+sed 's/^/churn /' "$TMP/probe"
+"$FIBCTL" -s "$FIBD_SOCK" show summary | grep -E '^netlink_(messages|resyncs) ' | tr '\n' ' ' | sed 's/^/churn /; s/$/\n/'
+lag steady
+lag resync
+nl_fibd_stop
+fi
+
+if want compact; then
+echo "== compact: $COMPACTS compactions, probe every 2 ms"
+start
+wait_ready
+$PROBE probe "$FIBD_SOCK" $((COMPACTS * 3 + 1)) >"$TMP/probe" &
+pp=$!
+for i in $(seq "$COMPACTS"); do
+	"$FIBCTL" -s "$FIBD_SOCK" compact >/dev/null || nl_fail "compact"
+	sleep 0.2
+	for j in $(seq 100); do
+		"$FIBCTL" -s "$FIBD_SOCK" show summary | grep -q '^compacting false' && break
+		sleep 0.1
+	done
+	sleep 0.5
+done
+wait $pp
+sed 's/^/compact /' "$TMP/probe"
+grep -E 'fib compacted' "$TMP/fibd.log" | tail -2
+lag compaction
 nl_fibd_stop
 fi

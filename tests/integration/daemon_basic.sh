@@ -211,6 +211,11 @@ awk -F'[:,]' '/loop_lag_.*_p50_ms/ { p50 = $2 } /loop_lag_.*_p99_ms/ { if ($2 + 
 	nl_fail "loop lag quantiles out of order: $(grep loop_lag "$TMP/lag.json")"
 ctl metrics | grep -q '^fibd_loop_lag_seconds{phase="load",quantile="0.99"} [0-9.]*$' || nl_fail "metrics: no loop lag"
 ctl metrics | grep -q '^fibd_loop_lag_ticks_total{phase="reload"} [1-9]' || nl_fail "metrics: no reload ticks"
+# the loop's own CPU time between ticks: present, and p99 <= max
+grep -q '"loop_busy_steady_max_ms": [0-9.]*' "$TMP/lag.json" || nl_fail "no loop_busy: $(grep loop_busy "$TMP/lag.json")"
+awk -F'[:,]' '/loop_busy_.*_p99_ms/ { p99 = $2 } /loop_busy_.*_max_ms/ { if ($2 + 0 < p99 + 0) bad = 1 } END { exit bad }' "$TMP/lag.json" ||
+	nl_fail "loop busy quantiles out of order: $(grep loop_busy "$TMP/lag.json")"
+ctl metrics | grep -q '^fibd_loop_busy_seconds{phase="steady",quantile="1"} [0-9.]*$' || nl_fail "metrics: no loop busy"
 echo "ok: loop lag: $(grep -o '"loop_lag_load_[a-z0-9_]*": [0-9.]*' "$TMP/lag.json" | tr '\n' ' ')"
 
 # 100 concurrent clients.
