@@ -239,6 +239,9 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->work = event_new(base, -1, 0, ingest_work, ing);
 	ing->nhb_timer = evtimer_new(base, ingest_nhb_timer, ing);
 	ing->load.ho = handoff_new(base, ingest_loader, ingest_load_done, ing);
+	ing->rd.ho = handoff_new(base, ingest_reader, ingest_reader_done, ing);
+	if (!ing->rd.ho) /* the loop reads dumps itself */
+		log_warn("dump reader");
 	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->nhb_timer || !ing->load.ho)
 		goto fail;
 	ing->rl_parse.burst = 5;
@@ -264,7 +267,7 @@ ingest_start(struct ingest *ing, ingest_cb ready_cb, void *arg)
 void
 ingest_stats(const struct ingest *ing, struct ingest_stats *st)
 {
-	*st = ing->st;
+	*st = ing->rd.running ? ing->rd.snap : ing->st;
 	st->nh_objects = nl_nhtab_count(ing->nht);
 }
 
@@ -305,6 +308,8 @@ ingest_free(struct ingest *ing)
 {
 	if (!ing)
 		return;
+	__atomic_store_n(&ing->rd.stop, 1, __ATOMIC_RELEASE);
+	handoff_free(ing->rd.ho); /* joins: the thread polls every 100 ms */
 	handoff_free(ing->load.ho);
 	ingest_set_free(&ing->load.set);
 	if (ing->ev_read)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 #include <libmnl/libmnl.h>
@@ -32,6 +33,7 @@
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
+#include "daemon/handoff.h"
 #include "daemon/ingest_priv.h"
 
 /* Sets. */
@@ -131,8 +133,7 @@ ingest_apply(struct ingest *ing)
 			ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
 	ing->phase = PH_APPLY;
 	event_del(ing->dump_read);
-	ingest_set_fix(&ing->set);
-	if (ing->first) {
+	if (ing->first) { /* the loader fixes the set's paths */
 		if (!ing->load.running) {
 			if (ing->set.n)
 				ingest_load_start(ing);
@@ -141,11 +142,37 @@ ingest_apply(struct ingest *ing)
 		}
 		return;
 	}
+	ingest_set_fix(&ing->set);
 	ingest_merge_begin(ing);
 	ingest_apply_slice(ing);
 }
 
 /* Dumps. */
+
+/*
+ * Read the route dump just requested on the reader thread (see
+ * ingest_priv.h); without a thread the loop goes on reading it.
+ */
+static void
+ingest_reader_start(struct ingest *ing)
+{
+	int err;
+
+	if (!ing->rd.ho)
+		return;
+	event_del(ing->dump_read);
+	ing->rd.snap = ing->st;
+	ing->rd.done = 0;
+	ing->rd.err = 0;
+	ing->rd.sock_err = 0;
+	ing->rd.running = 1;
+	if ((err = handoff_run(ing->rd.ho)) < 0) {
+		ing->rd.running = 0;
+		log_warnx_rl(&ing->rl_sock, "dump reader thread: %s: reading on the main loop",
+			     strerror(-err));
+		event_add(ing->dump_read, NULL);
+	}
+}
 
 static int
 ingest_send_dump(struct ingest *ing)
@@ -210,6 +237,8 @@ ingest_send_dump(struct ingest *ing)
 	}
 	if (mnl_socket_sendto(ing->dump_nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
+	if (ing->step == ST_V4 || ing->step == ST_V6)
+		ingest_reader_start(ing);
 	return 0;
 }
 
@@ -254,10 +283,8 @@ ingest_next_step(struct ingest *ing)
 		return;
 	}
 	if (ing->first && ing->step == ST_V4 && (ing->conf.families & INGEST_V6) &&
-	    ing->set.n) {
-		ingest_set_fix(&ing->set);
+	    ing->set.n)
 		ingest_load_start(ing);
-	}
 	for (;;) {
 		ing->step++;
 		if (ing->step == ST_V4 && !(ing->conf.families & INGEST_V4))
@@ -308,6 +335,10 @@ ingest_ev_discard(struct ingest *ing)
 void
 ingest_start_dump(struct ingest *ing)
 {
+	if (ing->rd.running) { /* its end starts the next step */
+		ing->resync_pending = 1;
+		return;
+	}
 	ing->phase = PH_DUMP;
 	event_del(ing->ev_read);
 	if (!ing->first)
@@ -356,16 +387,51 @@ ingest_dump_error(struct ingest *ing, int err)
 	ingest_next_step(ing);
 }
 
+/*
+ * The messages of one recv: 1 when the dump's end came (*err: 0 or its
+ * error, positive), else 0. Context: the main loop, or the reader thread
+ * while it runs.
+ */
+static int
+ingest_dump_msgs(struct ingest *ing, int len, int *err)
+{
+	const struct nlmsghdr *nlh;
+
+	for (nlh = (const struct nlmsghdr *)ing->buf; nl_msg_ok(nlh, len);
+	     nlh = mnl_nlmsg_next(nlh, &len)) {
+		if (nlh->nlmsg_seq != ing->seq || nlh->nlmsg_pid != ing->dump_portid)
+			continue;
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+			ing->st.dump_intr++;
+			if (ing->step < ST_NH)
+				ing->pol.intr = 1;
+		}
+		if (nlh->nlmsg_type == NLMSG_DONE) {
+			*err = 0;
+			if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
+				*err = -*(const int *)mnl_nlmsg_get_payload(nlh);
+			return 1;
+		}
+		if (nlh->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+			*err = nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(*e) ? -e->error : EPROTO;
+			return 1;
+		}
+		ingest_msg(ing, nlh, 1);
+	}
+	return 0;
+}
+
 void
 ingest_dump_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct ingest *ing = arg;
 	double deadline = ingest_deadline(ing);
 
-	while (ing->phase == PH_DUMP) {
+	while (ing->phase == PH_DUMP && !ing->rd.running) {
 		ssize_t n = recv(fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
-		const struct nlmsghdr *nlh;
-		int len;
+		int err;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -378,33 +444,8 @@ ingest_dump_read(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		ing->st.bytes += (uint64_t)n;
-		len = (int)n;
-		for (nlh = (const struct nlmsghdr *)ing->buf; nl_msg_ok(nlh, len);
-		     nlh = mnl_nlmsg_next(nlh, &len)) {
-			if (nlh->nlmsg_seq != ing->seq || nlh->nlmsg_pid != ing->dump_portid)
-				continue;
-			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
-				ing->st.dump_intr++;
-				if (ing->step < ST_NH)
-					ing->pol.intr = 1;
-			}
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				int err = 0;
-
-				if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
-					err = -*(const int *)mnl_nlmsg_get_payload(nlh);
-				ingest_dump_error(ing, err);
-				break;
-			}
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-
-				ingest_dump_error(ing, nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(*e) ?
-							       -e->error : EPROTO);
-				break;
-			}
-			ingest_msg(ing, nlh, 1);
-		}
+		if (ingest_dump_msgs(ing, (int)n, &err))
+			ingest_dump_error(ing, err); /* the next step: maybe the reader's */
 		if (ing->phase == PH_DUMP && ingest_now() >= deadline) {
 			ing->st.slices++;
 			return; /* still readable: the loop calls again */
@@ -412,3 +453,50 @@ ingest_dump_read(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * The reader thread's job: the route dump requested last, to its end.
+ * The socket is non-blocking: poll waits at most 100 ms, so that
+ * ingest_free's rd.stop is seen. Context: the reader thread.
+ */
+void
+ingest_reader(void *arg)
+{
+	struct ingest *ing = arg;
+	struct pollfd p = { mnl_socket_get_fd(ing->dump_nl), POLLIN, 0 };
+
+	while (!__atomic_load_n(&ing->rd.stop, __ATOMIC_ACQUIRE)) {
+		ssize_t n = recv(p.fd, ing->buf, INGEST_BUF, MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				(void)poll(&p, 1, 100);
+				continue;
+			}
+			ing->rd.sock_err = errno;
+			return;
+		}
+		ing->st.bytes += (uint64_t)n;
+		if (ingest_dump_msgs(ing, (int)n, &ing->rd.err)) {
+			ing->rd.done = 1;
+			return;
+		}
+	}
+}
+
+/* The reader is joined: on with the dump's next step. Context: main loop. */
+void
+ingest_reader_done(void *arg)
+{
+	struct ingest *ing = arg;
+
+	ing->rd.running = 0;
+	if (ing->rd.sock_err) {
+		log_warnx_rl(&ing->rl_sock, "dump socket: %s: restarting the dump",
+			     strerror(ing->rd.sock_err));
+		ingest_start_dump(ing);
+	} else if (ing->rd.done) {
+		ingest_dump_error(ing, ing->rd.err);
+	}
+}

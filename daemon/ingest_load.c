@@ -71,6 +71,7 @@ ingest_loader(void *arg)
 {
 	struct ingest *ing = arg;
 
+	ingest_set_fix(&ing->load.set); /* 5 ms a million routes: not on the loop */
 	ing->load.err = ingest_load_set(ing, &ing->load.set);
 	ingest_set_free(&ing->load.set); /* a full table's dump set is ~90 MB */
 	if (ing->load.last && ing->load.err == 0) {
@@ -82,7 +83,7 @@ ingest_loader(void *arg)
 	}
 }
 
-/* Hand the collected routes (paths fixed) to the loader. */
+/* Hand the collected routes to the loader, which fixes their paths. */
 void
 ingest_load_start(struct ingest *ing)
 {

@@ -27,8 +27,20 @@
  * (realloc would move the paths), then becomes a pointer.
  *
  * Context: main loop, for every function declared here but
- * ingest_loader (Context: writer, the loader thread). While the loader
- * runs, the main loop dumps IPv6 into the dump set and writes nothing.
+ * ingest_loader (Context: writer, the loader thread) and ingest_reader
+ * (the reader thread). While the loader runs, the IPv6 dump goes into the
+ * dump set and nothing else is written.
+ *
+ * Route dumps (ST_V4, ST_V6) are read and parsed by the reader thread
+ * (daemon/handoff.c, not a FIB writer): the kernel's dump work in recv,
+ * the parse and the page faults of a growing dump set cost 3-46 ms a
+ * call on a loaded machine, more than a loop slice. While it runs it
+ * owns the dump socket, ing->buf, ing->scratch, the dump set, the parse
+ * rate limiters and ing->st (ingest_stats answers rd.snap, taken at its
+ * start); the loop writes none of them and reads only nht, as the
+ * reader does. It ends at the dump's end (or a socket error, or
+ * rd.stop), and ingest_reader_done goes on with the next step on the
+ * loop. Without a thread the loop reads the dump in slices as before.
  */
 #ifndef DAEMON_INGEST_PRIV_H
 #define DAEMON_INGEST_PRIV_H
@@ -138,6 +150,14 @@ struct ingest {
 		int last;         /* the last load of the first dump: measure after it */
 		uint64_t bytes;   /* fib_stats' bytes after the last load (0: none) */
 	} load;
+	struct {              /* a route dump read off the main loop */
+		struct handoff *ho; /* the reader thread */
+		int running;
+		int stop;         /* atomic: ingest_free asks the thread to end */
+		int done, err;    /* the dump's end was read, its error */
+		int sock_err;     /* the socket failed: errno */
+		struct ingest_stats snap; /* ingest_stats' answer meanwhile */
+	} rd;
 	struct nl_route scratch;
 };
 
@@ -215,6 +235,8 @@ void ingest_load_start(struct ingest *ing);
 void ingest_load_finish(struct ingest *ing);
 void ingest_loader(void *arg);    /* Context: writer (the loader thread). */
 void ingest_load_done(void *arg); /* the loader joined */
+void ingest_reader(void *arg);      /* Context: the reader thread. */
+void ingest_reader_done(void *arg); /* the reader joined */
 
 /* ingest_resync.c: a later dump merged into the FIB in slices. */
 void ingest_merge_begin(struct ingest *ing);
