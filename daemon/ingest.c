@@ -118,7 +118,7 @@ ingest_work(evutil_socket_t fd, short what, void *arg)
 
 	if (ing->paused)
 		return;
-	if (ing->phase == PH_APPLY)
+	if (ing->phase == PH_APPLY && !ing->mp.running && !ing->load.running)
 		ingest_apply_slice(ing);
 	else if (ing->phase == PH_IDLE)
 		ingest_ev_read(mnl_socket_get_fd(ing->ev_nl), EV_READ, ing);
@@ -240,6 +240,9 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->nhb_timer = evtimer_new(base, ingest_nhb_timer, ing);
 	ing->load.ho = handoff_new(base, ingest_loader, ingest_load_done, ing);
 	ing->rd.ho = handoff_new(base, ingest_reader, ingest_reader_done, ing);
+	ing->mp.ho = handoff_new(base, ingest_merge_prep, ingest_merge_prepped, ing);
+	if (!ing->mp.ho) /* the loop prepares merges itself */
+		log_warn("merge thread");
 	if (!ing->rd.ho) /* the loop reads dumps itself */
 		log_warn("dump reader");
 	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->nhb_timer || !ing->load.ho)
@@ -311,6 +314,7 @@ ingest_free(struct ingest *ing)
 	__atomic_store_n(&ing->rd.stop, 1, __ATOMIC_RELEASE);
 	handoff_free(ing->rd.ho); /* joins: the thread polls every 100 ms */
 	handoff_free(ing->load.ho);
+	handoff_free(ing->mp.ho);
 	ingest_set_free(&ing->load.set);
 	if (ing->ev_read)
 		event_free(ing->ev_read);

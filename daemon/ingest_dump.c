@@ -142,9 +142,7 @@ ingest_apply(struct ingest *ing)
 		}
 		return;
 	}
-	ingest_set_fix(&ing->set);
-	ingest_merge_begin(ing);
-	ingest_apply_slice(ing);
+	ingest_merge_begin(ing); /* then ingest_apply_slice */
 }
 
 /* Dumps. */

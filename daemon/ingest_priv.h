@@ -158,6 +158,11 @@ struct ingest {
 		int sock_err;     /* the socket failed: errno */
 		struct ingest_stats snap; /* ingest_stats' answer meanwhile */
 	} rd;
+	struct {              /* a resync's merge prepared off the main loop */
+		struct handoff *ho; /* the merge thread */
+		int running;
+		int walk_err, sort_err;
+	} mp;
 	struct nl_route scratch;
 };
 
@@ -237,6 +242,8 @@ void ingest_loader(void *arg);    /* Context: writer (the loader thread). */
 void ingest_load_done(void *arg); /* the loader joined */
 void ingest_reader(void *arg);      /* Context: the reader thread. */
 void ingest_reader_done(void *arg); /* the reader joined */
+void ingest_merge_prep(void *arg);     /* Context: the merge thread. */
+void ingest_merge_prepped(void *arg);  /* the merge thread joined */
 
 /* ingest_resync.c: a later dump merged into the FIB in slices. */
 void ingest_merge_begin(struct ingest *ing);
