@@ -133,6 +133,10 @@ ingest_apply(struct ingest *ing)
 			ingest_now() - ((double)ing->t0.tv_sec + ing->t0.tv_nsec * 1e-9);
 	ing->phase = PH_APPLY;
 	event_del(ing->dump_read);
+	if (ing->set_nomem) { /* applied as it is, then dumped again */
+		ing->set_nomem = 0;
+		ing->resync_pending = 1;
+	}
 	if (ing->first) { /* the loader fixes the set's paths */
 		if (!ing->load.running) {
 			if (ing->set.n)

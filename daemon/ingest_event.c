@@ -52,7 +52,10 @@ ingest_fib_add(struct ingest *ing, const struct fib_route *r, unsigned flags)
 		ing->st.add_exists++;
 	else {
 		ing->st.fib_errors++;
-		log_warnx_rl(&ing->rl_fib, "fib_add: %s", strerror(-ret));
+		log_warnx_rl(&ing->rl_fib, "fib_add: %s%s", strerror(-ret),
+			     ret == -ENOMEM ? ": resync" : "");
+		if (ret == -ENOMEM) /* the route is missing: a dump brings it back */
+			ingest_resync(ing);
 	}
 }
 
@@ -67,7 +70,10 @@ ingest_fib_del(struct ingest *ing, const struct fib_route *r)
 		ing->st.del_missing++;
 	else {
 		ing->st.fib_errors++;
-		log_warnx_rl(&ing->rl_fib, "fib_del: %s", strerror(-ret));
+		log_warnx_rl(&ing->rl_fib, "fib_del: %s%s", strerror(-ret),
+			     ret == -ENOMEM ? ": resync" : "");
+		if (ret == -ENOMEM)
+			ingest_resync(ing);
 	}
 }
 
@@ -280,8 +286,9 @@ ingest_route_msg(struct ingest *ing, const struct nlmsghdr *nlh, int from_dump)
 	}
 	if (from_dump) {
 		if (ingest_set_add(&ing->set, &nr->r) < 0) {
-			log_warnx_rl(&ing->rl_fib, "dump set: out of memory");
+			log_warnx_rl(&ing->rl_fib, "dump set: out of memory: resync");
 			ing->st.fib_errors++;
+			ing->set_nomem = 1; /* read on the loop at the dump's end */
 		}
 		return;
 	}

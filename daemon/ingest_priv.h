@@ -135,6 +135,7 @@ struct ingest {
 	int strict;
 	int filtered;       /* current route dump carries a table filter */
 	struct ingest_set set, cur;
+	int set_nomem;      /* a route of this dump missed the set: resync after */
 	struct ingest_policy pol;
 	struct ingest_sweep sweep;
 	struct timespec t0;

@@ -33,6 +33,7 @@ NL_INTEGRATION_TESTS = \
 	tests/integration/nl_reset.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
+	tests/integration/daemon_fault.sh \
 	tests/integration/daemon_robust.sh \
 	tests/integration/ctl_flow.sh \
 	tests/integration/ctl_stream.sh \
@@ -43,6 +44,7 @@ TESTS += \
 	tests/integration/ctl_stream.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
+	tests/integration/daemon_fault.sh \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/daemon_robust.sh \
@@ -53,12 +55,14 @@ dist_noinst_SCRIPTS += \
 	tests/integration/ctl_stream.sh \
 	tests/integration/daemon_basic.sh \
 	tests/integration/daemon_cache.sh \
+	tests/integration/daemon_fault.sh \
 	tests/integration/nl_basic.sh \
 	tests/integration/nl_enobufs.sh \
 	tests/integration/daemon_robust.sh \
 	tests/integration/ingest_policy.sh \
 	tests/integration/policy_kernel.sh
 EXTRA_DIST += \
+	tests/integration/fault_preload.c \
 	tests/integration/route_get_compare.py \
 	tests/integration/table_compare.py \
 	tests/integration/lib.sh \
