@@ -194,17 +194,20 @@ a_lookup(const struct accel *A, tkey key)
  * whole round (the other lookups' accesses) before it is used: the dir
  * entries, then the segments' first lines, then the answers (when not on
  * that line). Deep /24s and answers left to the trie are finished last.
+ * Out: results in res, or route references in ref (the other NULL; an
+ * answer word is its route's reference, see TN(ref_of)).
  */
 static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
-	       uint32_t table, struct fib_result *res, size_t n)
+	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
 {
 	struct aseg *const *dir = A->dir;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
 		const tkey *k = keys + base;
-		struct fib_result *r = res + base;
+		struct fib_result *r = res ? res + base : NULL;
+		uint32_t *rf = ref ? ref + base : NULL;
 		const aword *wp[A_GROUP];
 		uint8_t odd[A_GROUP];
 		unsigned nodd = 0;
@@ -229,7 +232,10 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				odd[nodd++] = (uint8_t)i;
 				continue;
 			}
-			a_result(A, v, &r[i]);
+			if (rf)
+				rf[i] = v;
+			else
+				a_result(A, v, &r[i]);
 		}
 		for (unsigned j = 0; j < nodd; j++) {
 			unsigned i = odd[j];
@@ -237,8 +243,12 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 
 			if (v & A_DEEP)
 				v = a_deep_word(a_deep(A, v), k[i]);
-			if (v == A_ASK)
+			if (v == A_ASK && rf)
+				rf[i] = TN(ref_of)(t, TN(lookup_trie)(t, k[i], table, 0));
+			else if (v == A_ASK)
 				r[i] = TN(lookup_trie)(t, k[i], table, 0);
+			else if (rf)
+				rf[i] = v;
 			else
 				a_result(A, v, &r[i]);
 		}

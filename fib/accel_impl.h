@@ -212,6 +212,16 @@ a_lookup(const struct accel *A, tkey key)
 	}
 }
 
+/* Answer word v (0 or a route) as lookup i's result or reference. */
+static inline __attribute__((always_inline)) void
+a_out(const struct accel *A, aword v, struct fib_result *r, uint32_t *rf, unsigned i)
+{
+	if (rf)
+		rf[i] = v;
+	else
+		a_result(A, v, &r[i]);
+}
+
 /*
  * Batch: up to A_GROUP lookups advance level by level. Round 0 reads the
  * dp entries (all prefetched first); each later round takes one node step
@@ -220,17 +230,20 @@ a_lookup(const struct accel *A, tkey key)
  * whose first node the next round reads. Every access is prefetched a
  * whole round (the other lookups' accesses) before it is used. A block's
  * default is read only for a word of 0, from the line of its first node.
+ * Out: results in res, or route references in ref (the other NULL; an
+ * answer word is its route's reference, see TN(ref_of)).
  */
 static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
-	       uint32_t table, struct fib_result *res, size_t n)
+	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
 {
 	const aword *dp = A->dp;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
 		const tkey *k = keys + base;
-		struct fib_result *r = res + base;
+		struct fib_result *r = res ? res + base : NULL;
+		uint32_t *rf = ref ? ref + base : NULL;
 		const struct anode *nd[A_GROUP];
 		const struct ablk *bk[A_GROUP];
 		const aword *wp[A_GROUP];
@@ -254,7 +267,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			} else if (e == A_ASK) {
 				ask[nask++] = (uint8_t)i;
 			} else {
-				a_result(A, e, &r[i]);
+				a_out(A, e, r, rf, i);
 			}
 		}
 		while (na | nwd) {
@@ -299,7 +312,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				if (v == A_ASK)
 					ask[nask++] = (uint8_t)i;
 				else
-					a_result(A, v, &r[i]);
+					a_out(A, v, r, rf, i);
 			}
 			na = nn;
 			nwd = nw;
@@ -307,8 +320,14 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			wl = wn;
 			wn = sw;
 		}
-		for (unsigned j = 0; j < nask; j++)
-			r[ask[j]] = TN(lookup_trie)(t, k[ask[j]], table, 0);
+		for (unsigned j = 0; j < nask; j++) {
+			struct fib_result x = TN(lookup_trie)(t, k[ask[j]], table, 0);
+
+			if (rf)
+				rf[ask[j]] = TN(ref_of)(t, x);
+			else
+				r[ask[j]] = x;
+		}
 	}
 }
 

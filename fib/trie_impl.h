@@ -1153,6 +1153,67 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
 	return NULL;
 }
 
+/* ------------------------------------------------- route references */
+
+/*
+ * A route reference names alias k of a leaf in 32 bits (fib.h,
+ * fib_lookup4_ref_batch_rcu), as the compiled tables' answer words do:
+ *
+ *   k < 7    leaf handle << 3 | k          (an answer word is one as is)
+ *   k >= 7   alias handle << 3 | 7         (the leaf handle + the alias's
+ *            offset in the leaf, in 8-byte units; the leaf is the pool
+ *            object that holds it: pool_handle_obj)
+ *
+ * 0 is no route (no handle is 0); FIB_REF_UNNAMED a route whose mapping
+ * has no handle id (pools beyond 4 GiB). Valid while the leaf is, so
+ * until the reader's fib_read_unlock.
+ */
+#define REF_ESC 7u
+_Static_assert(offsetof(struct tleaf, fa) % 8 == 0 && sizeof(struct fib_alias) % 8 == 0,
+	       "aliases have handles");
+
+static inline uint32_t
+TN(ref_of)(const struct TRIE_PREFIX *t, struct fib_result r)
+{
+	const struct tleaf *l = (const struct tleaf *)r.leaf;
+	uint32_t h, k, off;
+
+	if (!r.alias)
+		return FIB_REF_NONE;
+	k = (uint32_t)((const struct fib_alias *)r.alias - l->fa);
+	h = pool_handle(t->ctx->pool, l, leaf_size(l->kv.n));
+	if (!h)
+		return FIB_REF_UNNAMED;
+	if (k < REF_ESC)
+		return h << 3 | k;
+	off = (uint32_t)((offsetof(struct tleaf, fa) + k * sizeof(struct fib_alias)) >> 3);
+	if ((h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) + off >= 1u << POOL_HANDLE_OFF_BITS)
+		return FIB_REF_UNNAMED; /* (a leaf of a large mapping above 2 MiB: none) */
+	return (h + off) << 3 | REF_ESC;
+}
+
+int
+TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
+{
+	const uintptr_t *lt = pool_handle_table(t->ctx->pool);
+	const struct tleaf *l;
+
+	if (ref == FIB_REF_NONE || ref == FIB_REF_UNNAMED) {
+		res->leaf = NULL;
+		res->alias = NULL;
+		return -ENOENT;
+	}
+	if ((ref & 7) < REF_ESC) {
+		l = pool_handle_ptr(lt, ref >> 3);
+		res->alias = (const struct fib_alias *)&l->fa[ref & 7];
+	} else {
+		res->alias = pool_handle_ptr(lt, ref >> 3);
+		l = pool_handle_ptr(lt, pool_handle_obj(t->ctx->pool, ref >> 3));
+	}
+	res->leaf = (const struct fib_leaf *)l;
+	return 0;
+}
+
 /* ------------------------------------------------- the compiled table */
 
 #if TRIE_KEYBITS == 32 && !defined(FIB_ACCEL4_POPTRIE)
@@ -1198,9 +1259,30 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 	const struct accel *A = T_LOAD(t->accel);
 
 	if (A && A->table == table)
-		a_lookup_batch(t, A, keys, table, res, n);
+		a_lookup_batch(t, A, keys, table, res, NULL, n);
 	else
 		TN(lookup_batch_trie)(t, keys, table, res, n);
+}
+
+A_CLONES void
+TN(lookup_ref_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
+		     uint32_t *ref, size_t n)
+{
+	const struct accel *A = T_LOAD(t->accel);
+	enum { CHUNK = 64 };
+	struct fib_result res[CHUNK];
+
+	if (A && A->table == table) {
+		a_lookup_batch(t, A, keys, table, NULL, ref, n);
+		return;
+	}
+	for (size_t base = 0; base < n; base += CHUNK) {
+		size_t m = n - base < CHUNK ? n - base : CHUNK;
+
+		TN(lookup_batch_trie)(t, keys + base, table, res, m);
+		for (size_t i = 0; i < m; i++)
+			ref[base + i] = TN(ref_of)(t, res[i]);
+	}
 }
 
 void
