@@ -2,9 +2,9 @@
 /*
  * DOC: the IPv4 compiled lookup table, run bitmaps over the /18s
  *
- * Included by trie_impl.h for 32-bit keys in place of accel_impl.h (the
+ * Included by trie4.c after trie_impl.h, in place of accel_impl.h (the
  * poptrie-like table, still used for IPv6 and selected for IPv4 with
- * -DFIB_ACCEL4_POPTRIE). The LC-trie stays the writer's structure; this
+ * -DFIB_ACCEL4_POPTRIE); it meets the trie through fib/trie_types.h. The LC-trie stays the writer's structure; this
  * table answers lookups in one table with tos 0 (params accel_table) in
  * two dependent reads for any prefix up to /24:
  *
@@ -62,13 +62,22 @@
  * build at load fails, there is no table and the trie answers all.
  */
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie_types.h"
+
 #define A_DPBITS 18
 #define A_NDP (1ul << A_DPBITS)
 #define A_GROUP 64
 #define A_KMAX 4
 
-typedef uint32_t aword;
-#define A_ASK ((aword)1)
 #define A_DEEP ((aword)4)
 
 struct aseg {
@@ -144,6 +153,13 @@ a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
 	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
 
 	return h ? (aword)(h << 3 | k) : A_ASK;
+}
+
+/* Context: reader. */
+static inline bool
+a_serves(const struct accel *A, uint32_t table)
+{
+	return A->table == table;
 }
 
 static inline void

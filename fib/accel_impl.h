@@ -2,8 +2,9 @@
 /*
  * DOC: the compiled lookup table beside the LC-trie (one table, tos 0)
  *
- * Included by trie_impl.h, so it is built once per key width with the
- * trie. The LC-trie stays the writer's structure and answers every
+ * Included by trie6.c (and by trie4.c with -DFIB_ACCEL4_POPTRIE) after
+ * trie_impl.h, so it is built once per key width with the trie; it meets
+ * the trie through fib/trie_types.h. The LC-trie stays the writer's structure and answers every
  * lookup; for the one table that carries the full BGP table (params
  * accel_table, default 254 main) and tos 0 - what the datapath asks -
  * this compiled copy answers in a few cache-resident steps, after
@@ -59,6 +60,17 @@
  * never wrong. The table is rebuilt whole at the next bulk load.
  */
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie_types.h"
+
 #if TRIE_KEYBITS == 32
 #define A_DPBITS 18
 #else
@@ -73,9 +85,7 @@
  *   A_BLOCK    the block named by the handle;
  * 0 and A_ASK (handle 0, never an object's) as above.
  */
-typedef uint32_t aword;
 #define A_BLOCK ((aword)4)
-#define A_ASK ((aword)1)
 #define A_KMAX 4
 #define A_GROUP 64
 
@@ -143,6 +153,13 @@ a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
 	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
 
 	return h ? (aword)(h << 3 | k) : A_ASK;
+}
+
+/* Context: reader. */
+static inline bool
+a_serves(const struct accel *A, uint32_t table)
+{
+	return A->table == table;
 }
 
 static inline void
