@@ -4,9 +4,10 @@
  *
  * Included by trie4.c after trie_impl.h, in place of accel_impl.h (the
  * poptrie-like table, still used for IPv6 and selected for IPv4 with
- * -DFIB_ACCEL4_POPTRIE); it meets the trie through fib/trie_types.h. The LC-trie stays the writer's structure; this
- * table answers lookups in one table with tos 0 (params accel_table) in
- * two dependent reads for any prefix up to /24:
+ * -DFIB_ACCEL4_POPTRIE); it meets the trie through fib/trie_types.h.
+ * The LC-trie stays the writer's structure; this table answers lookups
+ * in one table with tos 0 (params accel_table) in two dependent reads
+ * for any prefix up to /24:
  *
  *   dir[2^18]  one pointer per /18 (2 MiB, one huge page) to its segment
  *   segment    lv   u64: bit s set = a run of equal answers starts at

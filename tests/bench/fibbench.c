@@ -1650,7 +1650,8 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < nruns; i++) {
 		bench_print_run(&o, batches[i] > 1 ? "fib_lookup_batch" : "fib_lookup_single",
-				batches[i], t.n, &runs[i], !fc && batches[i] == 1 && i == nruns - 1);
+				batches[i], t.n, &runs[i],
+				!fc && batches[i] == 1 && i == nruns - 1);
 		if (!fc && batches[i] > 1)
 			bench_print_run(&o, "fib_lookup_ref_batch", batches[i], t.n, &rruns[i],
 					i == nruns - 1);
@@ -1703,8 +1704,9 @@ main(int argc, char **argv)
 					       t.n / runs[i].best_s / 1e6 / pm);
 				for (int i = 0; i < nruns; i++)
 					if (batches[i] > 1)
-						printf("ratio libfib ref batch %zu / rte_fib: %.2f\n",
-						       batches[i], t.n / rruns[i].best_s / 1e6 / pm);
+						printf("ratio libfib ref batch %zu / rte_fib:"
+						       " %.2f\n", batches[i],
+						       t.n / rruns[i].best_s / 1e6 / pm);
 				printf("ratio build libfib / rte_fib: %.2f\n", build_s / pr.build_s);
 			}
 			if (!agree) {

@@ -169,7 +169,8 @@ tbl_make(struct tbl *t, uint64_t seed)
 		tbl_add(m, "10.9.0.0/16", tb, 0);
 	for (unsigned i = 0; i < 150; i++) {
 		static const uint8_t top[3][2] = { { 10, 0 }, { 172, 16 }, { 192, 168 } };
-		unsigned w = (unsigned)(lpm_rand(&seed) % 3), plen = 16 + (unsigned)(lpm_rand(&seed) % 17);
+		unsigned w = (unsigned)(lpm_rand(&seed) % 3);
+		unsigned plen = 16 + (unsigned)(lpm_rand(&seed) % 17);
 		uint32_t a = (uint32_t)top[w][0] << 24 | (uint32_t)top[w][1] << 16;
 		char buf[32];
 
@@ -177,7 +178,8 @@ tbl_make(struct tbl *t, uint64_t seed)
 		a |= (uint32_t)(lpm_rand(&seed) % 4) << 16;
 		a |= (uint32_t)(lpm_rand(&seed) & 0xffff);
 		if (w == 0)
-			a = (a & ~0x00ff0000u) | 0x00010000u | (uint32_t)(lpm_rand(&seed) % 3) << 16;
+			a = (a & ~0x00ff0000u) | 0x00010000u |
+			    (uint32_t)(lpm_rand(&seed) % 3) << 16;
 		a &= plen == 32 ? ~0u : ~(~0u >> plen);
 		snprintf(buf, sizeof(buf), "%u.%u.%u.%u/%u", a >> 24, (a >> 16) & 255,
 			 (a >> 8) & 255, a & 255, plen);

@@ -106,8 +106,9 @@ race_reader(void *arg)
 				uint32_t k = ntohl(a.v4.s_addr);
 				fib_lookup4_ref_batch_rcu(rc->fib, 254, &k, &ref, 1);
 			} else {
-				fib_lookup6_ref_batch_rcu(rc->fib, 254, (const uint8_t(*)[16])a.b, &ref,
-							  1);
+				const uint8_t(*a6)[16] = (const uint8_t(*)[16])a.b;
+
+				fib_lookup6_ref_batch_rcu(rc->fib, 254, a6, &ref, 1);
 			}
 			(void)fib_ref_get_rcu(rc->fib, rc->family, ref, &res);
 		} else {

@@ -592,7 +592,8 @@ START_TEST(test_ref_deep_alias)
 			if (family == AF_INET)
 				fib_lookup4_ref_batch_rcu(fib, 254, a4, ref, n);
 			else
-				fib_lookup6_ref_batch_rcu(fib, 254, (const uint8_t(*)[16])a6, ref, n);
+				fib_lookup6_ref_batch_rcu(fib, 254, (const uint8_t(*)[16])a6, ref,
+							  n);
 			for (unsigned i = 0; i < n; i++)
 				esc += (ref[i] & 7) == 7;
 			ck_assert_uint_gt(esc, 4);
