@@ -2,11 +2,12 @@
 /*
  * DOC: the IPv4 compiled lookup table, run bitmaps over the /18s
  *
- * Included by trie_impl.h for 32-bit keys in place of accel_impl.h (the
+ * Included by trie4.c after trie_impl.h, in place of accel_impl.h (the
  * poptrie-like table, still used for IPv6 and selected for IPv4 with
- * -DFIB_ACCEL4_POPTRIE). The LC-trie stays the writer's structure; this
- * table answers lookups in one table with tos 0 (params accel_table) in
- * two dependent reads for any prefix up to /24:
+ * -DFIB_ACCEL4_POPTRIE); it meets the trie through fib/trie_types.h.
+ * The LC-trie stays the writer's structure; this table answers lookups
+ * in one table with tos 0 (params accel_table) in two dependent reads
+ * for any prefix up to /24:
  *
  *   dir[2^18]  one pointer per /18 (2 MiB, one huge page) to its segment
  *   segment    lv   u64: bit s set = a run of equal answers starts at
@@ -62,13 +63,22 @@
  * build at load fails, there is no table and the trie answers all.
  */
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie_types.h"
+
 #define A_DPBITS 18
 #define A_NDP (1ul << A_DPBITS)
 #define A_GROUP 64
 #define A_KMAX 4
 
-typedef uint32_t aword;
-#define A_ASK ((aword)1)
 #define A_DEEP ((aword)4)
 
 struct aseg {
@@ -146,6 +156,13 @@ a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
 	return h ? (aword)(h << 3 | k) : A_ASK;
 }
 
+/* Context: reader. */
+static inline bool
+a_serves(const struct accel *A, uint32_t table)
+{
+	return A->table == table;
+}
+
 static inline void
 a_result(const struct accel *A, aword v, struct fib_result *r)
 {
@@ -194,17 +211,20 @@ a_lookup(const struct accel *A, tkey key)
  * whole round (the other lookups' accesses) before it is used: the dir
  * entries, then the segments' first lines, then the answers (when not on
  * that line). Deep /24s and answers left to the trie are finished last.
+ * Out: results in res, or route references in ref (the other NULL; an
+ * answer word is its route's reference, see TN(ref_of)).
  */
 static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
-	       uint32_t table, struct fib_result *res, size_t n)
+	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
 {
 	struct aseg *const *dir = A->dir;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
 		const tkey *k = keys + base;
-		struct fib_result *r = res + base;
+		struct fib_result *r = res ? res + base : NULL;
+		uint32_t *rf = ref ? ref + base : NULL;
 		const aword *wp[A_GROUP];
 		uint8_t odd[A_GROUP];
 		unsigned nodd = 0;
@@ -229,7 +249,10 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				odd[nodd++] = (uint8_t)i;
 				continue;
 			}
-			a_result(A, v, &r[i]);
+			if (rf)
+				rf[i] = v;
+			else
+				a_result(A, v, &r[i]);
 		}
 		for (unsigned j = 0; j < nodd; j++) {
 			unsigned i = odd[j];
@@ -237,8 +260,12 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 
 			if (v & A_DEEP)
 				v = a_deep_word(a_deep(A, v), k[i]);
-			if (v == A_ASK)
+			if (v == A_ASK && rf)
+				rf[i] = TN(ref_of)(t, TN(lookup_trie)(t, k[i], table, 0));
+			else if (v == A_ASK)
 				r[i] = TN(lookup_trie)(t, k[i], table, 0);
+			else if (rf)
+				rf[i] = v;
 			else
 				a_result(A, v, &r[i]);
 		}

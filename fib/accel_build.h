@@ -5,9 +5,10 @@
  * Included by either table in its building section, inside one trie
  * instance: it needs tkey, KEYBITS, struct TRIE_PREFIX, the trie's walk
  * (find_leaf, IS_LEAF, TNODE), and the table's aword, A_DPBITS,
- * a_low_mask, a_value and a_check_addr. The route items of a key range
- * in key order (a_collect), the answer from shorter routes (a_outer), and
- * the check's walk over every prefix (a_check_rec).
+ * a_low_mask, a_value, a_check_addr and a_bytes. The route items of a
+ * key range in key order (a_collect), the answer from shorter routes
+ * (a_outer), the check's walk over every prefix (a_check_rec), and the
+ * table's stats (a_stats, declared in fib/trie_types.h).
  */
 
 struct aitem {
@@ -24,6 +25,7 @@ struct avec {
 struct accel;
 static int a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf,
 			size_t len);
+static size_t a_bytes(const struct accel *A);
 
 /* A growing array v of n elements with room for one more (first cap
  * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). */
@@ -187,4 +189,21 @@ a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv
 		if (a_check_rec(t, A, TNODE(n)->child[i], buf, len))
 			return -EUCLEAN;
 	return 0;
+}
+
+/* The table's part of the trie's stats. */
+static void
+a_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
+{
+	const struct accel *A = t->accel;
+
+	if (!A)
+		return;
+	st->accel_table = A->table;
+	st->accel_bytes = a_bytes(A);
+	st->accel_blocks = A->blocks;
+	st->accel_nodes = A->nodes;
+	st->accel_answers = A->answers;
+	st->accel_asks = A->asks;
+	st->bytes += st->accel_bytes;
 }

@@ -2,8 +2,9 @@
 /*
  * DOC: the compiled lookup table beside the LC-trie (one table, tos 0)
  *
- * Included by trie_impl.h, so it is built once per key width with the
- * trie. The LC-trie stays the writer's structure and answers every
+ * Included by trie6.c (and by trie4.c with -DFIB_ACCEL4_POPTRIE) after
+ * trie_impl.h, so it is built once per key width with the trie; it meets
+ * the trie through fib/trie_types.h. The LC-trie stays the writer's structure and answers every
  * lookup; for the one table that carries the full BGP table (params
  * accel_table, default 254 main) and tos 0 - what the datapath asks -
  * this compiled copy answers in a few cache-resident steps, after
@@ -59,6 +60,17 @@
  * never wrong. The table is rebuilt whole at the next bulk load.
  */
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fib/pool.h"
+#include "fib/rcu.h"
+#include "fib/reclaim.h"
+#include "fib/trie_types.h"
+
 #if TRIE_KEYBITS == 32
 #define A_DPBITS 18
 #else
@@ -73,9 +85,7 @@
  *   A_BLOCK    the block named by the handle;
  * 0 and A_ASK (handle 0, never an object's) as above.
  */
-typedef uint32_t aword;
 #define A_BLOCK ((aword)4)
-#define A_ASK ((aword)1)
 #define A_KMAX 4
 #define A_GROUP 64
 
@@ -145,6 +155,13 @@ a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
 	return h ? (aword)(h << 3 | k) : A_ASK;
 }
 
+/* Context: reader. */
+static inline bool
+a_serves(const struct accel *A, uint32_t table)
+{
+	return A->table == table;
+}
+
 static inline void
 a_result(const struct accel *A, aword v, struct fib_result *r)
 {
@@ -212,6 +229,16 @@ a_lookup(const struct accel *A, tkey key)
 	}
 }
 
+/* Answer word v (0 or a route) as lookup i's result or reference. */
+static inline __attribute__((always_inline)) void
+a_out(const struct accel *A, aword v, struct fib_result *r, uint32_t *rf, unsigned i)
+{
+	if (rf)
+		rf[i] = v;
+	else
+		a_result(A, v, &r[i]);
+}
+
 /*
  * Batch: up to A_GROUP lookups advance level by level. Round 0 reads the
  * dp entries (all prefetched first); each later round takes one node step
@@ -220,17 +247,20 @@ a_lookup(const struct accel *A, tkey key)
  * whose first node the next round reads. Every access is prefetched a
  * whole round (the other lookups' accesses) before it is used. A block's
  * default is read only for a word of 0, from the line of its first node.
+ * Out: results in res, or route references in ref (the other NULL; an
+ * answer word is its route's reference, see TN(ref_of)).
  */
 static inline __attribute__((always_inline)) void
 a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
-	       uint32_t table, struct fib_result *res, size_t n)
+	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
 {
 	const aword *dp = A->dp;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
 		const tkey *k = keys + base;
-		struct fib_result *r = res + base;
+		struct fib_result *r = res ? res + base : NULL;
+		uint32_t *rf = ref ? ref + base : NULL;
 		const struct anode *nd[A_GROUP];
 		const struct ablk *bk[A_GROUP];
 		const aword *wp[A_GROUP];
@@ -254,7 +284,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			} else if (e == A_ASK) {
 				ask[nask++] = (uint8_t)i;
 			} else {
-				a_result(A, e, &r[i]);
+				a_out(A, e, r, rf, i);
 			}
 		}
 		while (na | nwd) {
@@ -299,7 +329,7 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 				if (v == A_ASK)
 					ask[nask++] = (uint8_t)i;
 				else
-					a_result(A, v, &r[i]);
+					a_out(A, v, r, rf, i);
 			}
 			na = nn;
 			nwd = nw;
@@ -307,8 +337,14 @@ a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *k
 			wl = wn;
 			wn = sw;
 		}
-		for (unsigned j = 0; j < nask; j++)
-			r[ask[j]] = TN(lookup_trie)(t, k[ask[j]], table, 0);
+		for (unsigned j = 0; j < nask; j++) {
+			struct fib_result x = TN(lookup_trie)(t, k[ask[j]], table, 0);
+
+			if (rf)
+				rf[ask[j]] = TN(ref_of)(t, x);
+			else
+				r[ask[j]] = x;
+		}
 	}
 }
 

@@ -469,6 +469,40 @@ fib_lookup6_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t (*add
 	}
 }
 
+void
+fib_lookup4_ref_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t *addr,
+			  uint32_t *ref, size_t n)
+{
+	trie4_lookup_ref_batch(fib->t4, addr, table, ref, n);
+}
+
+void
+fib_lookup6_ref_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t (*addr)[16],
+			  uint32_t *ref, size_t n)
+{
+	enum { CHUNK = 64 };
+	trie6_key keys[CHUNK];
+
+	for (size_t base = 0; base < n; base += CHUNK) {
+		size_t k = n - base < CHUNK ? n - base : CHUNK;
+		for (size_t i = 0; i < k; i++)
+			keys[i] = trie6_key_from(addr[base + i]);
+		trie6_lookup_ref_batch(fib->t6, keys, table, ref + base, k);
+	}
+}
+
+int
+fib_ref_get_rcu(const struct fib *fib, int family, uint32_t ref, struct fib_result *res)
+{
+	if (family == AF_INET)
+		return trie4_ref_get(fib->t4, ref, res);
+	if (family == AF_INET6)
+		return trie6_ref_get(fib->t6, ref, res);
+	res->leaf = NULL;
+	res->alias = NULL;
+	return -EINVAL;
+}
+
 int
 fib_result_get(const struct fib_result *res, struct fib_match *m)
 {

@@ -243,6 +243,36 @@ void fib_lookup4_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t
 void fib_lookup6_batch_rcu(const struct fib *fib, uint32_t table, const uint8_t (*addr)[16],
 			   struct fib_result *res, size_t n);
 
+/*
+ * Batch lookups by route reference: as fib_lookup4_batch_rcu and
+ * fib_lookup6_batch_rcu, but each answer is a 32-bit reference to the
+ * matched route (FIB_REF_NONE: no route). Where the compiled table
+ * answers (params accel_table, tos 0) the reference is the word it
+ * holds, so the lookup reads neither the leaf nor the route: two memory
+ * reads for an IPv4 prefix up to /24. A reference is valid in the read
+ * section it was made in, until fib_read_unlock(); it names a route of
+ * the FIB of that section (a later section may reuse its value for
+ * another route). fib_ref_get_rcu turns it into the route in O(1).
+ * FIB_REF_UNNAMED: the route has no reference (only when the FIB's pools
+ * pass 4 GiB); ask fib_lookup4_rcu or fib_lookup_rcu for that address.
+ * Call with fib_read_lock held.
+ */
+#define FIB_REF_NONE 0u
+#define FIB_REF_UNNAMED UINT32_MAX
+void fib_lookup4_ref_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t *addr,
+			       uint32_t *ref, size_t n);
+void fib_lookup6_ref_batch_rcu(const struct fib *fib, uint32_t table,
+			       const uint8_t (*addr)[16], uint32_t *ref, size_t n);
+/*
+ * The route a reference of family's lookups names, as the result the
+ * lookup of the same address would have given (fib_result_get describes
+ * it). Returns 0, -ENOENT for FIB_REF_NONE or FIB_REF_UNNAMED (res then
+ * holds no match), -EINVAL for another family. ref must come from this
+ * FIB's ref lookups of that family in the same read section.
+ * Context: reader.
+ */
+int fib_ref_get_rcu(const struct fib *fib, int family, uint32_t ref, struct fib_result *res);
+
 /* Describe a result; returns 0, or -ENOENT for no match. Call with
  * fib_read_lock held. */
 int fib_result_get(const struct fib_result *res, struct fib_match *m);

@@ -17,6 +17,7 @@ noinst_HEADERS += \
 	fib/rcu.h \
 	fib/trie.h \
 	fib/trie_impl.h \
+	fib/trie_types.h \
 	fib/accel_impl.h \
 	fib/accel4_impl.h \
 	fib/accel_build.h \

@@ -163,6 +163,8 @@ struct pool {
 	/* handle id -> base address (superblock, or large object's mapping);
 	 * 0: free. Written under lock, read by anyone (atomics). */
 	uintptr_t idbase[POOL_NIDS];
+	/* 1: the id names a large object's mapping (pool_handle_obj) */
+	uint8_t idbig[POOL_NIDS];
 };
 
 #define POOL_ID_NONE UINT32_MAX
@@ -170,12 +172,14 @@ struct pool {
 /* A free handle id for the mapping at base, or POOL_ID_NONE (all taken:
  * its objects get no handle). Context: any, with the pool lock held. */
 static uint32_t
-pool_id_get(struct pool *p, const void *base)
+pool_id_get(struct pool *p, const void *base, int big)
 {
 	for (uint32_t n = 0; n < POOL_NIDS; n++) {
 		uint32_t id = (p->id_next + n) % POOL_NIDS;
 
 		if (!p->idbase[id]) {
+			/* before the base: a reader that sees the base sees it */
+			__atomic_store_n(&p->idbig[id], (uint8_t)big, __ATOMIC_RELAXED);
 			__atomic_store_n(&p->idbase[id], (uintptr_t)base, __ATOMIC_RELEASE);
 			p->id_next = (id + 1) % POOL_NIDS;
 			return id;
@@ -358,7 +362,7 @@ pool_super_new(struct pool *p)
 	for (unsigned i = 0; i < POOL_NCHUNK; i++)
 		s->ch[i].state = POOL_CH_FREE;
 	s->huge = 1;
-	s->id = pool_id_get(p, s);
+	s->id = pool_id_get(p, s, 0);
 	s->next = p->supers.next;
 	s->prev = &p->supers;
 	p->supers.next->prev = s;
@@ -561,7 +565,7 @@ pool_alloc(struct pool *p, size_t size)
 			b = NULL;
 		if (b) {
 			b->size = csize;
-			b->id = pool_id_get(p, b);
+			b->id = pool_id_get(p, b, 1);
 			b->next = p->big.next;
 			b->prev = &p->big;
 			p->big.next->prev = b;
@@ -681,6 +685,32 @@ const uintptr_t *
 pool_handle_table(const struct pool *p)
 {
 	return p->idbase;
+}
+
+/*
+ * A large object starts right after its header; an object of a chunk at
+ * a multiple of its class size from the chunk's first byte. The chunk
+ * keeps its class while the object lives, so a reader that holds the
+ * object (RCU) reads a class that does not change under it.
+ */
+uint32_t
+pool_handle_obj(const struct pool *p, uint32_t h)
+{
+	uint32_t id = h >> POOL_HANDLE_OFF_BITS;
+	size_t off = (size_t)(h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) << 3, base, csize;
+	const struct pool_super *s;
+	unsigned i;
+	int cls;
+
+	if (__atomic_load_n(&p->idbig[id], __ATOMIC_RELAXED))
+		return id << POOL_HANDLE_OFF_BITS | (uint32_t)(sizeof(struct pool_big) >> 3);
+	s = (const struct pool_super *)__atomic_load_n(&p->idbase[id], __ATOMIC_ACQUIRE);
+	i = (unsigned)(off >> POOL_CHUNK_SHIFT);
+	cls = __atomic_load_n(&s->ch[i].cls, __ATOMIC_RELAXED);
+	csize = p->cls[cls].csize;
+	base = (size_t)i * POOL_CHUNK + (i == 0 ? POOL_HDR : 0);
+	off = base + (off - base) / csize * csize;
+	return id << POOL_HANDLE_OFF_BITS | (uint32_t)(off >> 3);
 }
 
 #ifdef FIB_FAULT_INJECTION

@@ -62,6 +62,12 @@ uint32_t pool_handle(const struct pool *p, const void *obj, size_t size);
 /* The table pool_handle_ptr reads; fixed for the pool's life. Context: any. */
 const uintptr_t *pool_handle_table(const struct pool *p);
 
+/* The handle of the object that holds the 8-byte aligned place named by
+ * h (a handle made by adding to an object's handle the offset of a place
+ * inside it, in 8-byte units). O(1): one read of the chunk's class.
+ * Context: any; a reader under RCU, for an object it holds. */
+uint32_t pool_handle_obj(const struct pool *p, uint32_t h);
+
 /* The object of handle h (nonzero, of a live object). Context: any; a
  * reader under RCU, for handles it read in the same read section. */
 static inline void *

@@ -33,6 +33,9 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 	struct fib_result P##_lookup(const struct P *t, K key, uint32_t table, uint8_t tos);  \
 	void P##_lookup_batch(const struct P *t, const K *key, uint32_t table,                \
 			      struct fib_result *res, size_t n);                              \
+	void P##_lookup_ref_batch(const struct P *t, const K *key, uint32_t table,            \
+				  uint32_t *ref, size_t n);                                   \
+	int P##_ref_get(const struct P *t, uint32_t ref, struct fib_result *res);             \
 	struct fib_result P##_find(const struct P *t, K key, unsigned slen, uint32_t table,   \
 				   uint8_t tos, uint32_t priority, unsigned nth);             \
 	struct fib_result P##_find_nth(const struct P *t, K key, unsigned slen, uint32_t table, \

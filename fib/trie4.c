@@ -6,3 +6,8 @@
 #define TRIE_KEY trie4_key
 #define TRIE_KEYBITS 32
 #include "fib/trie_impl.h"
+#ifdef FIB_ACCEL4_POPTRIE
+#include "fib/accel_impl.h"
+#else
+#include "fib/accel4_impl.h"
+#endif

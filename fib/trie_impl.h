@@ -44,9 +44,11 @@
  * once.
  *
  * Beside the trie, a compiled copy of one table (tos 0) answers the
- * datapath's lookups in a few cache-resident steps: see accel_impl.h. The
- * trie stays the structure every update goes to first, and answers every
- * other lookup.
+ * datapath's lookups in a few cache-resident steps: fib/accel4_impl.h
+ * (IPv4) or fib/accel_impl.h. The trie stays the structure every update
+ * goes to first, and answers every other lookup. The two meet through the
+ * functions fib/trie_types.h declares; the instance file (trie4.c,
+ * trie6.c) includes the table after this file.
  */
 
 #include <arpa/inet.h>
@@ -61,14 +63,8 @@
 #include "fib/rcu.h"
 #include "fib/reclaim.h"
 #include "fib/trie.h"
+#include "fib/trie_types.h"
 
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
-#define TN(x) CAT(TRIE_PREFIX, CAT(_, x))
-
-typedef TRIE_KEY tkey;
-
-#define KEYBITS TRIE_KEYBITS
 #define MAX_BITS 24 /* widest node: 16M children */
 #define MAX_WORK 10
 /* Inflates and halves one update may do in all. Growing the root splits
@@ -78,83 +74,6 @@ typedef TRIE_KEY tkey;
 #define RESIZE_BUDGET 64
 #define LOOKUP_GROUP 16
 
-/* Readers see child slots, the root and slen change under them. */
-#define T_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#define T_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-#define T_LOAD8(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
-#define T_STORE8(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
-
-struct tkv {
-	tkey key;
-	uint8_t pos;
-	uint8_t bits;
-	uint8_t slen;
-	uint8_t n; /* leaf: number of aliases */
-};
-
-struct tnode {
-	struct tkv kv;
-	uint32_t empty; /* writer only, like the kernel's tnode info */
-	uint32_t full;
-	struct tkv *child[];
-};
-
-struct tleaf {
-	struct tkv kv;
-	struct fib_alias fa[];
-};
-
-/*
- * Root fallbacks. A lookup that finds nothing below the root would strip
- * the root index bit by bit, one cache miss per try, up to bits tries: the
- * common case for unrouted space. Instead slot[i] holds the leaf of the
- * longest prefix that covers the whole range of root slot i (any table);
- * its aliases answer at once, and only when they do not (another table or
- * tos) does the lookup strip bits as the kernel does. Rebuilt when the root
- * changes, patched when a short prefix changes; readers use it only if it
- * belongs to the root they read.
- */
-struct rootfb {
-	const struct tkv *node;
-	unsigned long len;
-	struct tleaf *slot[];
-};
-
-struct accel;
-
-struct TRIE_PREFIX {
-	struct tkv *root;
-	struct rootfb *rfb;
-	struct accel *accel; /* compiled table (accel_impl.h), NULL if off */
-	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
-	struct accel *acheck; /* fib_check's copy, kept */
-	struct fib_ctx *ctx;
-	size_t routes;
-	int budget; /* resize steps left in this update */
-	uint64_t resizes, inflates, halves, collapses;
-};
-
-#define IS_LEAF(n) ((n)->bits == 0)
-#define TNODE(n) ((struct tnode *)(n))
-#define TLEAF(n) ((struct tleaf *)(n))
-
-static inline size_t
-node_size(unsigned bits)
-{
-	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(struct tkv *);
-}
-
-static inline size_t
-leaf_size(unsigned n)
-{
-	return sizeof(struct tleaf) + n * sizeof(struct fib_alias);
-}
-
-static inline unsigned long
-child_length(const struct tkv *n)
-{
-	return 1ul << n->bits;
-}
 
 static inline tkey
 get_cindex(tkey key, const struct tkv *n)
@@ -1153,13 +1072,68 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
 	return NULL;
 }
 
-/* ------------------------------------------------- the compiled table */
+/* ------------------------------------------------- route references */
 
-#if TRIE_KEYBITS == 32 && !defined(FIB_ACCEL4_POPTRIE)
-#include "fib/accel4_impl.h"
-#else
-#include "fib/accel_impl.h"
-#endif
+/*
+ * A route reference names alias k of a leaf in 32 bits (fib.h,
+ * fib_lookup4_ref_batch_rcu), as the compiled tables' answer words do:
+ *
+ *   k < 7    leaf handle << 3 | k          (an answer word is one as is)
+ *   k >= 7   alias handle << 3 | 7         (the leaf handle + the alias's
+ *            offset in the leaf, in 8-byte units; the leaf is the pool
+ *            object that holds it: pool_handle_obj)
+ *
+ * 0 is no route (no handle is 0); FIB_REF_UNNAMED a route whose mapping
+ * has no handle id (pools beyond 4 GiB). Valid while the leaf is, so
+ * until the reader's fib_read_unlock.
+ */
+#define REF_ESC 7u
+_Static_assert(offsetof(struct tleaf, fa) % 8 == 0 && sizeof(struct fib_alias) % 8 == 0,
+	       "aliases have handles");
+
+static inline uint32_t
+TN(ref_of)(const struct TRIE_PREFIX *t, struct fib_result r)
+{
+	const struct tleaf *l = (const struct tleaf *)r.leaf;
+	uint32_t h, k, off;
+
+	if (!r.alias)
+		return FIB_REF_NONE;
+	k = (uint32_t)((const struct fib_alias *)r.alias - l->fa);
+	h = pool_handle(t->ctx->pool, l, leaf_size(l->kv.n));
+	if (!h)
+		return FIB_REF_UNNAMED;
+	if (k < REF_ESC)
+		return h << 3 | k;
+	off = (uint32_t)((offsetof(struct tleaf, fa) + k * sizeof(struct fib_alias)) >> 3);
+	if ((h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) + off >= 1u << POOL_HANDLE_OFF_BITS)
+		return FIB_REF_UNNAMED; /* (a leaf of a large mapping above 2 MiB: none) */
+	return (h + off) << 3 | REF_ESC;
+}
+
+int
+TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
+{
+	const uintptr_t *lt = pool_handle_table(t->ctx->pool);
+	const struct tleaf *l;
+
+	if (ref == FIB_REF_NONE || ref == FIB_REF_UNNAMED) {
+		res->leaf = NULL;
+		res->alias = NULL;
+		return -ENOENT;
+	}
+	if ((ref & 7) < REF_ESC) {
+		l = pool_handle_ptr(lt, ref >> 3);
+		res->alias = (const struct fib_alias *)&l->fa[ref & 7];
+	} else {
+		res->alias = pool_handle_ptr(lt, ref >> 3);
+		l = pool_handle_ptr(lt, pool_handle_obj(t->ctx->pool, ref >> 3));
+	}
+	res->leaf = (const struct fib_leaf *)l;
+	return 0;
+}
+
+/* ------------------------------------------- lookups, compiled table first */
 
 /*
  * The compiled table's lookups want popcnt, which the x86-64 baseline
@@ -1182,7 +1156,7 @@ TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 	struct fib_result res;
 	aword v;
 
-	if (!A || A->table != table || tos)
+	if (!A || !a_serves(A, table) || tos)
 		return TN(lookup_trie)(t, key, table, tos);
 	v = a_lookup(A, key);
 	if (v == A_ASK)
@@ -1197,10 +1171,31 @@ TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 {
 	const struct accel *A = T_LOAD(t->accel);
 
-	if (A && A->table == table)
-		a_lookup_batch(t, A, keys, table, res, n);
+	if (A && a_serves(A, table))
+		a_lookup_batch(t, A, keys, table, res, NULL, n);
 	else
 		TN(lookup_batch_trie)(t, keys, table, res, n);
+}
+
+A_CLONES void
+TN(lookup_ref_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
+		     uint32_t *ref, size_t n)
+{
+	const struct accel *A = T_LOAD(t->accel);
+	enum { CHUNK = 64 };
+	struct fib_result res[CHUNK];
+
+	if (A && a_serves(A, table)) {
+		a_lookup_batch(t, A, keys, table, NULL, ref, n);
+		return;
+	}
+	for (size_t base = 0; base < n; base += CHUNK) {
+		size_t m = n - base < CHUNK ? n - base : CHUNK;
+
+		TN(lookup_batch_trie)(t, keys + base, table, res, m);
+		for (size_t i = 0; i < m; i++)
+			ref[base + i] = TN(ref_of)(t, res[i]);
+	}
 }
 
 void
@@ -1948,16 +1943,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 		stats_rec(t->root, 0, st);
 	if (t->rfb)
 		st->bytes += rfb_size(t->rfb->len);
-	if (t->accel) {
-		const struct accel *A = t->accel;
-		st->accel_table = A->table;
-		st->accel_bytes = a_bytes(A);
-		st->accel_blocks = A->blocks;
-		st->accel_nodes = A->nodes;
-		st->accel_answers = A->answers;
-		st->accel_asks = A->asks;
-		st->bytes += st->accel_bytes;
-	}
+	a_stats(t, st);
 	st->resizes = t->resizes;
 	st->inflates = t->inflates;
 	st->halves = t->halves;

@@ -16,7 +16,9 @@
  * Loads the routes file into a new FIB with fib_load (timed: build_s),
  * then times lookups of the trace in table 254, best of R runs (3):
  * --batch K > 1 calls fib_lookup{4,6}_batch_rcu K addresses at a time,
- * K = 1 (the default) the single-address calls. Each thread holds the read
+ * and in alternate passes of the same run fib_lookup{4,6}_ref_batch_rcu
+ * (route references; the headline figures are this call's), K = 1 (the
+ * default) the single-address calls. Each thread holds the read
  * lock over 64 addresses (or one batch) at a time, as a datapath would.
  * All results are kept; after the timed runs the checksum (sum of the
  * 1-based line numbers of the matched routes, 0 for no match) is computed
@@ -80,7 +82,8 @@
  * time slices do not inflate (it still counts cache interference).
  *
  * Exit status: 0, 1 on errors, 2 on usage, 3 when the checksums of libfib
- * and rte_fib (or of single and batch, or of cached and uncached) disagree.
+ * and rte_fib (or of single and batch, of batch and route references, or
+ * of cached and uncached) disagree.
  */
 #include "config.h"
 
@@ -148,6 +151,7 @@ struct bench_job {
 	size_t batch;
 	const struct fib_flow *flows;
 	struct fib_decision *dec;
+	uint32_t *ref; /* the route-reference batch (batch > 1) into ref, not res */
 };
 
 struct bench_run {
@@ -216,10 +220,11 @@ bench_usage(void)
 	exit(2);
 }
 
-/* Look up t[lo, hi) in the FIB into res[lo, hi). Context: reader. */
+/* Look up t[lo, hi) in the FIB into res[lo, hi), or by route reference
+ * into ref[lo, hi) (ref not NULL, batch > 1). Context: reader. */
 static void
 bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result *res,
-		 size_t lo, size_t hi, size_t batch)
+		 uint32_t *ref, size_t lo, size_t hi, size_t batch)
 {
 	size_t step = batch > 1 ? batch : BENCH_CHUNK;
 
@@ -227,7 +232,14 @@ bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result
 		size_t k = hi - i < step ? hi - i : step;
 
 		fib_read_lock();
-		if (batch > 1) {
+		if (ref) {
+			if (t->a4)
+				fib_lookup4_ref_batch_rcu(fib, ROUTES_TABLE, &t->a4[i], &ref[i], k);
+			else
+				fib_lookup6_ref_batch_rcu(fib, ROUTES_TABLE,
+							  (const uint8_t(*)[16])&t->a6[i], &ref[i],
+							  k);
+		} else if (batch > 1) {
 			if (t->a4)
 				fib_lookup4_batch_rcu(fib, ROUTES_TABLE, &t->a4[i], &res[i], k);
 			else
@@ -319,7 +331,7 @@ bench_lookup(const struct bench_job *j, size_t lo, size_t hi, struct flow_key *k
 	else if (j->fc)
 		bench_lookup_cache(j->fc, j->fib, j->t, j->src, j->res, lo, hi, j->batch, keys);
 	else
-		bench_lookup_fib(j->fib, j->t, j->res, lo, hi, j->batch);
+		bench_lookup_fib(j->fib, j->t, j->res, j->ref, lo, hi, j->batch);
 }
 
 static void *
@@ -591,6 +603,30 @@ bench_results(size_t n)
 }
 
 /*
+ * The same from route references: each resolved by fib_ref_get_rcu to the
+ * route it names, then checksummed as results are. A reference is valid
+ * in the read section that made it; these outlive theirs, which is sound
+ * here only because nothing writes the FIB between the timed passes and
+ * this (no route retired, so every reference still names its route).
+ */
+static int
+bench_checksum_ref(const struct fib *fib, int family, const struct routes_index *ix,
+		   const struct routes *rt, const uint32_t *ref, size_t n, struct bench_run *run)
+{
+	struct fib_result *res = bench_results(n);
+
+	if (!res)
+		return -ENOMEM;
+	fib_read_lock();
+	for (size_t i = 0; i < n; i++)
+		(void)fib_ref_get_rcu(fib, family, ref[i], &res[i]);
+	fib_read_unlock();
+	bench_checksum(ix, rt, res, n, run);
+	free(res);
+	return 0;
+}
+
+/*
  * --cache: the flows of the trace. The destination and source are the
  * trace's; mark, tos and dport are a hash of the destination (so a flow
  * keeps them), spread so that about half of the flows match one of the
@@ -725,18 +761,22 @@ bench_policy(struct fib *fib, const struct routes *rt, unsigned n)
 /*
  * Best of o->runs passes of one mode into run; with fc, each pass of the
  * FIB is followed by one through the cache (into crun), on separate
- * result arrays, checksummed after all passes.
+ * result arrays, checksummed after all passes. With rrun (batch > 1, no
+ * cache), each pass is followed by one of the route-reference batch, into
+ * rrun, its references resolved to routes for the checksum.
  */
 static int
 bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_index *ix,
 	   const struct routes *rt, const struct trace *t, struct bench_src *src, size_t batch,
 	   const struct bench_opts *o, struct bench_run *run, struct bench_run *crun,
-	   struct fib_flow *flows)
+	   struct bench_run *rrun, struct fib_flow *flows)
 {
 	struct fib_result *res = bench_results(t->n), *cres = fc ? bench_results(t->n) : NULL;
 	struct fib_decision *dec = NULL, *cdec = NULL;
-	struct bench_job job = { fib, NULL, t, src, res, batch, NULL, NULL };
-	struct bench_job cjob = { fib, fc, t, src, cres, batch, NULL, NULL };
+	uint32_t *ref = rrun ? calloc(t->n ? t->n : 1, sizeof(*ref)) : NULL;
+	struct bench_job job = { fib, NULL, t, src, res, batch, NULL, NULL, NULL };
+	struct bench_job cjob = { fib, fc, t, src, cres, batch, NULL, NULL, NULL };
+	struct bench_job rjob = { fib, NULL, t, src, NULL, batch, NULL, NULL, ref };
 
 	if (flows) {
 		dec = calloc(t->n ? t->n : 1, sizeof(*dec));
@@ -745,7 +785,8 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 		job.dec = dec;
 		cjob.dec = cdec;
 	}
-	if (!res || (fc && !cres) || (flows && (!dec || !cdec))) {
+	if (!res || (fc && !cres) || (flows && (!dec || !cdec)) || (rrun && !ref)) {
+		free(ref);
 		free(res);
 		free(cres);
 		free(dec);
@@ -753,6 +794,8 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 		return -ENOMEM;
 	}
 	run->best_s = crun->best_s = run->best_cpu_s = crun->best_cpu_s = 1e30;
+	if (rrun)
+		rrun->best_s = rrun->best_cpu_s = 1e30;
 	for (int r = 0; r < o->runs; r++) {
 		double cpu, d;
 
@@ -769,6 +812,13 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 			run->best_s = d;
 		if (cpu < run->best_cpu_s)
 			run->best_cpu_s = cpu;
+		if (rrun) {
+			d = bench_pass(&rjob, o->threads, &cpu);
+			if (d < rrun->best_s)
+				rrun->best_s = d;
+			if (cpu < rrun->best_cpu_s)
+				rrun->best_cpu_s = cpu;
+		}
 		if (!fc)
 			continue;
 		d = bench_pass(&cjob, o->threads, &cpu);
@@ -784,7 +834,14 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 		bench_checksum(ix, rt, res, t->n, run);
 		if (fc)
 			bench_checksum(ix, rt, cres, t->n, crun);
+		if (rrun && bench_checksum_ref(fib, t->family, ix, rt, ref, t->n, rrun) < 0) {
+			free(ref);
+			free(res);
+			free(cres);
+			return -ENOMEM;
+		}
 	}
+	free(ref);
 	free(res);
 	free(cres);
 	free(dec);
@@ -958,7 +1015,7 @@ bench_churn_mode(struct fib *fib, struct flow_cache *fc, const struct trace *t,
 		 struct fib_flow *flows, struct churn *ch, struct churn_run *cr)
 {
 	struct fib_decision *dec = calloc(t->n ? t->n : 1, sizeof(*dec));
-	struct bench_job job = { fib, fc, t, src, NULL, batch, flows, dec };
+	struct bench_job job = { fib, fc, t, src, NULL, batch, flows, dec, NULL };
 	uint64_t hits = 0, inval = 0, u0;
 	double d, w0;
 
@@ -1008,8 +1065,8 @@ bench_churn_verify(struct fib *fib, struct flow_cache *fc, const struct routes_i
 {
 	struct fib_decision *dec = calloc(t->n ? t->n : 1, sizeof(*dec));
 	struct fib_decision *cdec = calloc(t->n ? t->n : 1, sizeof(*cdec));
-	struct bench_job job = { fib, NULL, t, src, NULL, 1, flows, dec };
-	struct bench_job cjob = { fib, fc, t, src, NULL, 1, flows, cdec };
+	struct bench_job job = { fib, NULL, t, src, NULL, 1, flows, dec, NULL };
+	struct bench_job cjob = { fib, fc, t, src, NULL, 1, flows, cdec, NULL };
 	struct bench_run u, c;
 	double cpu;
 	int ok;
@@ -1332,7 +1389,7 @@ bench_print_cache(const struct bench_opts *o, const struct flow_stats *fst, cons
 int
 main(int argc, char **argv)
 {
-	struct bench_run runs[2], cruns[2];
+	struct bench_run runs[2], cruns[2], rruns[2];
 	struct churn churn;
 	struct churn_run churn_runs[2];
 	int churn_agree = 0;
@@ -1478,14 +1535,23 @@ main(int argc, char **argv)
 	else if (o.both)
 		batches[nruns++] = BENCH_CHUNK;
 	for (int i = 0; i < nruns; i++) {
+		/* the batch modes of the plain FIB time the route-reference
+		 * batch beside the fib_result one */
 		if (bench_time(fib, fc, &ix, &rt, &t, &src, batches[i], &o, &runs[i], &cruns[i],
-			       flows) < 0) {
+			       !fc && batches[i] > 1 ? &rruns[i] : NULL, flows) < 0) {
 			fprintf(stderr, "fibbench: out of memory\n");
 			return 1;
 		}
 		if (runs[i].unmapped || (fc && cruns[i].unmapped)) {
 			fprintf(stderr, "fibbench: %zu results name no route of the file\n",
 				runs[i].unmapped + (fc ? cruns[i].unmapped : 0));
+			ret = 3;
+		}
+		if (!fc && batches[i] > 1 && (rruns[i].unmapped ||
+					      rruns[i].checksum != runs[i].checksum)) {
+			fprintf(stderr, "fibbench: batch %zu: checksum by route reference %" PRIu64
+				" differs from the batch's %" PRIu64 "\n",
+				batches[i], rruns[i].checksum, runs[i].checksum);
 			ret = 3;
 		}
 		if (fc && cruns[i].dsum != runs[i].dsum) {
@@ -1529,8 +1595,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "fibbench: single and batch lookups disagree\n");
 		ret = 3;
 	}
-	/* the headline figures are those of the last (batch) mode, cached with --cache */
-	const struct bench_run *main_run = fc ? &cruns[nruns - 1] : &runs[nruns - 1];
+	/* the headline figures are those of the last (batch) mode: cached with
+	 * --cache, else the route-reference batch (the single call with --batch 1) */
+	int main_ref = !fc && batches[nruns - 1] > 1;
+	const struct bench_run *main_run = fc ? &cruns[nruns - 1]
+		: main_ref ? &rruns[nruns - 1] : &runs[nruns - 1];
 	double mlps = t.n / main_run->best_s / 1e6;
 	uint64_t ref = o.verify ? bench_verify(&ix, &rt, &t) : 0;
 
@@ -1581,7 +1650,11 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < nruns; i++) {
 		bench_print_run(&o, batches[i] > 1 ? "fib_lookup_batch" : "fib_lookup_single",
-				batches[i], t.n, &runs[i], !fc && i == nruns - 1);
+				batches[i], t.n, &runs[i],
+				!fc && batches[i] == 1 && i == nruns - 1);
+		if (!fc && batches[i] > 1)
+			bench_print_run(&o, "fib_lookup_ref_batch", batches[i], t.n, &rruns[i],
+					i == nruns - 1);
 		if (fc)
 			bench_print_run(&o,
 					batches[i] > 1 ? "flow_lookup_batch" : "flow_lookup_single",
@@ -1616,6 +1689,10 @@ main(int argc, char **argv)
 				for (int i = 0; i < nruns; i++)
 					printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);
+				for (int i = 0; i < nruns; i++)
+					if (batches[i] > 1)
+						printf(", \"ref_batch_%zu\": %.3f", batches[i],
+						       t.n / rruns[i].best_s / 1e6 / pm);
 				printf("},\n  \"ratio_build\": %.3f", build_s / pr.build_s);
 			} else {
 				printf("%-22s bulk  64    %8.2f Mlookups/s %7.2f ns  checksum %" PRIu64
@@ -1625,6 +1702,11 @@ main(int argc, char **argv)
 				for (int i = 0; i < nruns; i++)
 					printf("ratio libfib batch %zu / rte_fib: %.2f\n", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);
+				for (int i = 0; i < nruns; i++)
+					if (batches[i] > 1)
+						printf("ratio libfib ref batch %zu / rte_fib:"
+						       " %.2f\n", batches[i],
+						       t.n / rruns[i].best_s / 1e6 / pm);
 				printf("ratio build libfib / rte_fib: %.2f\n", build_s / pr.build_s);
 			}
 			if (!agree) {

@@ -79,6 +79,7 @@ race_reader(void *arg)
 {
 	struct race *rc = arg;
 	uint64_t seed = (uint64_t)(uintptr_t)&seed;
+	unsigned long iter = 0;
 
 	fib_thread_online();
 	while (__atomic_load_n(&rc->phase, __ATOMIC_ACQUIRE) != PHASE_DONE) {
@@ -95,7 +96,24 @@ race_reader(void *arg)
 		a = rcr.dst;
 		a.b[rc->family == AF_INET ? 3 : 15] = (uint8_t)lpm_rand(&seed);
 		fib_read_lock();
-		res = fib_lookup_rcu(rc->fib, rc->family, a.b, 254, 0);
+		/* every other lookup by route reference: the reference made and
+		 * resolved in one read section names a route as valid as the
+		 * lookup's own answer */
+		if (iter++ & 1) {
+			uint32_t ref;
+
+			if (rc->family == AF_INET) {
+				uint32_t k = ntohl(a.v4.s_addr);
+				fib_lookup4_ref_batch_rcu(rc->fib, 254, &k, &ref, 1);
+			} else {
+				const uint8_t(*a6)[16] = (const uint8_t(*)[16])a.b;
+
+				fib_lookup6_ref_batch_rcu(rc->fib, 254, a6, &ref, 1);
+			}
+			(void)fib_ref_get_rcu(rc->fib, rc->family, ref, &res);
+		} else {
+			res = fib_lookup_rcu(rc->fib, rc->family, a.b, 254, 0);
+		}
 		if (fib_result_get(&res, &m) != 0) {
 			if (phase == PHASE_CHURN &&
 			    __atomic_load_n(&rc->phase, __ATOMIC_ACQUIRE) == PHASE_CHURN)

@@ -40,12 +40,17 @@ START_TEST(test_handle_roundtrip)
 		ck_assert_uint_ne(h, 0);
 		ck_assert_uint_lt(h, 1u << 29);
 		ck_assert_ptr_eq(pool_handle_ptr(tab, h), obj[i]);
+		/* every 8-byte place inside names the object (pool_handle_obj) */
+		for (size_t off = 0; off < sz[i]; off += 8 + (i % 7) * 8)
+			ck_assert_uint_eq(pool_handle_obj(p, h + (uint32_t)(off >> 3)), h);
 	}
 	big = pool_alloc(p, BIG);
 	ck_assert_ptr_nonnull(big);
 	h = pool_handle(p, big, BIG);
 	ck_assert_uint_ne(h, 0);
 	ck_assert_ptr_eq(pool_handle_ptr(tab, h), big);
+	for (size_t off = 0; off < BIG; off += 8 * 97)
+		ck_assert_uint_eq(pool_handle_obj(p, h + (uint32_t)(off >> 3)), h);
 	/* its id goes with its mapping */
 	pool_free(p, big, BIG);
 	ck_assert_uint_eq(tab[h >> POOL_HANDLE_OFF_BITS], 0);

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: where the LC-trie and its compiled lookup table meet
+ *
+ * One trie instance (trie4.c, trie6.c) is three parts, included in this
+ * order by the instance file after it defines TRIE_PREFIX, TRIE_KEY and
+ * TRIE_KEYBITS:
+ *
+ *   fib/trie_impl.h        the trie (includes this file first)
+ *   fib/accel4_impl.h      the compiled table: the run-bitmap one for
+ *   or fib/accel_impl.h    IPv4, the poptrie-like one for IPv6 (and for
+ *                          IPv4 with -DFIB_ACCEL4_POPTRIE)
+ *
+ * This file holds what both parts need: the key type, the trie's element
+ * types (which the table walks when it builds), the instance's struct,
+ * the answer word, and the few functions each side calls in the other,
+ * declared here and defined in the part that owns them. Neither part
+ * includes the other, so each reads alone against this file.
+ *
+ * An answer word (aword) of either table is 0 (no route), A_ASK (the
+ * trie answers: an alias the word cannot name, or a part of the table
+ * left to the trie for want of memory), or a pool handle << 3 with the
+ * low bits naming an alias of that leaf (k < 4) or the table's own
+ * structures (accel4_impl.h: A_DEEP; accel_impl.h: A_BLOCK). A word
+ * naming an alias is also that route's reference (trie_impl.h, "route
+ * references").
+ */
+#ifndef FIB_TRIE_TYPES_H
+#define FIB_TRIE_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fib/fib_priv.h"
+#include "fib/trie.h"
+
+#if !defined(TRIE_PREFIX) || !defined(TRIE_KEY) || !defined(TRIE_KEYBITS)
+#error "define TRIE_PREFIX, TRIE_KEY and TRIE_KEYBITS first (see fib/trie4.c)"
+#endif
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define TN(x) CAT(TRIE_PREFIX, CAT(_, x))
+
+typedef TRIE_KEY tkey;
+
+#define KEYBITS TRIE_KEYBITS
+/* Readers see child slots, the root and slen change under them. */
+#define T_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define T_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define T_LOAD8(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define T_STORE8(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+
+struct tkv {
+	tkey key;
+	uint8_t pos;
+	uint8_t bits;
+	uint8_t slen;
+	uint8_t n; /* leaf: number of aliases */
+};
+
+struct tnode {
+	struct tkv kv;
+	uint32_t empty; /* writer only, like the kernel's tnode info */
+	uint32_t full;
+	struct tkv *child[];
+};
+
+struct tleaf {
+	struct tkv kv;
+	struct fib_alias fa[];
+};
+
+/*
+ * Root fallbacks. A lookup that finds nothing below the root would strip
+ * the root index bit by bit, one cache miss per try, up to bits tries: the
+ * common case for unrouted space. Instead slot[i] holds the leaf of the
+ * longest prefix that covers the whole range of root slot i (any table);
+ * its aliases answer at once, and only when they do not (another table or
+ * tos) does the lookup strip bits as the kernel does. Rebuilt when the root
+ * changes, patched when a short prefix changes; readers use it only if it
+ * belongs to the root they read.
+ */
+struct rootfb {
+	const struct tkv *node;
+	unsigned long len;
+	struct tleaf *slot[];
+};
+
+struct accel;
+
+struct TRIE_PREFIX {
+	struct tkv *root;
+	struct rootfb *rfb;
+	struct accel *accel; /* compiled table (accel_impl.h), NULL if off */
+	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
+	struct accel *acheck; /* fib_check's copy, kept */
+	struct fib_ctx *ctx;
+	size_t routes;
+	int budget; /* resize steps left in this update */
+	uint64_t resizes, inflates, halves, collapses;
+};
+
+#define IS_LEAF(n) ((n)->bits == 0)
+#define TNODE(n) ((struct tnode *)(n))
+#define TLEAF(n) ((struct tleaf *)(n))
+
+static inline size_t
+node_size(unsigned bits)
+{
+	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(struct tkv *);
+}
+
+static inline size_t
+leaf_size(unsigned n)
+{
+	return sizeof(struct tleaf) + n * sizeof(struct fib_alias);
+}
+
+static inline unsigned long
+child_length(const struct tkv *n)
+{
+	return 1ul << n->bits;
+}
+
+/* ------------------------------------------------------ the answer word */
+
+typedef uint32_t aword;
+#define A_ASK ((aword)1)
+
+/*
+ * The compiled table's side, defined by fib/accel4_impl.h or
+ * fib/accel_impl.h. t->accel is NULL when there is no table.
+ */
+
+/* Does A answer lookups (tos 0) of table? Context: reader. */
+static inline bool a_serves(const struct accel *A, uint32_t table);
+/* The answer word for key. Context: reader. */
+static inline aword a_lookup(const struct accel *A, tkey key);
+/* A route's word (0 or an alias, not A_ASK) as a result. Context: reader. */
+static inline void a_result(const struct accel *A, aword v, struct fib_result *r);
+/* n lookups of table in A into res, or into ref as route references (the
+ * other NULL); the trie answers where A says A_ASK. Context: reader. */
+static inline void a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A,
+				  const tkey *keys, uint32_t table, struct fib_result *res,
+				  uint32_t *ref, size_t n);
+/* Before and after the trie changes the leaf of key whose shortest
+ * prefix has suffix length slen: hold the reclamation, then patch the
+ * table and release it. Context: writer. */
+static void a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
+static void a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
+/* Build the whole table again from the trie (a new root, or new
+ * parameters) and retire the old one. Context: writer. */
+static void a_replace(struct TRIE_PREFIX *t);
+/* The table's part of the trie's stats (accel_*, and bytes). Context: writer. */
+static void a_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st);
+/* The table against a fresh build from the trie: 0 or -EUCLEAN and a
+ * message in buf. Context: writer. */
+static int a_check(struct TRIE_PREFIX *t, char *buf, size_t len);
+/* Free the writer's scratch kept in t. Context: writer, at the end. */
+static void a_scratch_free(struct TRIE_PREFIX *t);
+
+/*
+ * The trie's side, defined by fib/trie_impl.h.
+ */
+
+/* Longest match in the trie alone. Context: reader (or the writer). */
+static struct fib_result TN(lookup_trie)(const struct TRIE_PREFIX *t, tkey key, uint32_t table,
+					 uint8_t tos);
+/* The leaf of exactly key (NULL: none), the nodes above it in
+ * path[0 .. *depth). Context: writer (or a reader). */
+static struct tleaf *find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path,
+			       int *depth);
+/* The 32-bit reference of a result's route. Context: reader. */
+static inline uint32_t TN(ref_of)(const struct TRIE_PREFIX *t, struct fib_result r);
+
+#endif
