@@ -107,6 +107,11 @@ struct fibd_compaction {
 	size_t built_routes;  /* and its routes */
 	uint64_t settles, compactions, failures, trims;
 	double last, max, trim_last;
+	/* malloc_trim walks every arena: ms on a full table's heap, so it
+	 * runs on a thread (settle.c); one at a time, a request meanwhile
+	 * is dropped (the running one gives back the same pages) */
+	struct handoff *trim_ho;
+	double trim_secs; /* the thread's result */
 	struct fibd_compactor cw;
 	int cache_pending; /* a reload's cache section waits for cw */
 	/* the last fib_stats (fibd_fib_stats): show trie and the metrics

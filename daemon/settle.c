@@ -81,14 +81,38 @@ fibd_built_measure(struct fibd *d)
 	fibd_built_set(d, st.bytes, fib_count(d->fib, AF_INET) + fib_count(d->fib, AF_INET6));
 }
 
-void
-fibd_trim(struct fibd *d)
+/* Context: the trim thread; d->comp.trim_secs is its only output. */
+static void
+fibd_trim_work(void *arg)
 {
+	struct fibd *d = arg;
 	double t0 = fibd_now();
 
 	malloc_trim(0);
+	d->comp.trim_secs = fibd_now() - t0;
+}
+
+/* Context: main loop, the trim thread joined. */
+static void
+fibd_trim_done(void *arg)
+{
+	struct fibd *d = arg;
+
 	d->comp.trims++;
-	d->comp.trim_last = fibd_now() - t0;
+	d->comp.trim_last = d->comp.trim_secs;
+}
+
+/* Give free heap pages back, on the trim thread (here without one).
+ * Context: main loop. */
+void
+fibd_trim(struct fibd *d)
+{
+	if (d->comp.trim_ho && handoff_running(d->comp.trim_ho))
+		return;
+	if (!d->comp.trim_ho || handoff_run(d->comp.trim_ho) < 0) {
+		fibd_trim_work(d);
+		fibd_trim_done(d);
+	}
 }
 
 /*
@@ -374,6 +398,9 @@ fibd_compact_open(struct fibd *d)
 	c->ho = handoff_new(d->base, fibd_compactor_work, fibd_compact_done, d);
 	if (!c->ho)
 		fatal("compaction hand-off");
+	d->comp.trim_ho = handoff_new(d->base, fibd_trim_work, fibd_trim_done, d);
+	if (!d->comp.trim_ho)
+		log_warn("trim thread: trimming on the main loop");
 }
 
 /*
@@ -406,5 +433,6 @@ fibd_compact_close(struct fibd *d)
 		log_info("compaction thread joined in %.3f s", fibd_now() - t0);
 	}
 	handoff_free(c->ho);
+	handoff_free(d->comp.trim_ho);
 	event_free(d->comp.settle);
 }
