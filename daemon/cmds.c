@@ -794,12 +794,73 @@ fibd_show_cache(struct fibd *d, struct evbuffer *out)
  * figures taken (before its pass, or after the previous one). Context:
  * main loop.
  */
+#define FIBD_STATS_AGE 1.0 /* s */
+
+/* Context: the stats thread, the FIB's writer (the ingest paused). */
+static void
+fibd_stats_work(void *arg)
+{
+	struct fibd *d = arg;
+
+	fib_stats(d->fib, &d->comp.stats_new);
+}
+
+/* The stats thread is joined: its figures, then the FIB back to the
+ * ingest. Context: main loop. */
+static void
+fibd_stats_done(void *arg)
+{
+	struct fibd *d = arg;
+
+	d->comp.stats_running = 0;
+	d->comp.stats = d->comp.stats_new;
+	d->comp.stats_valid = 1;
+	d->comp.stats_at = fibd_now();
+	if (d->params_pending)
+		fibd_fib_params_apply(d, d->conf, NULL);
+	ingest_resume(d->ing);
+}
+
+void
+fibd_stats_join(struct fibd *d)
+{
+	if (d->comp.stats_running && handoff_join(d->comp.stats_ho))
+		fibd_stats_done(d);
+}
+
+void
+fibd_stats_open(struct fibd *d)
+{
+	d->comp.stats_ho = handoff_new(d->base, fibd_stats_work, fibd_stats_done, d);
+	if (!d->comp.stats_ho)
+		log_warn("stats thread: fib_stats on the main loop");
+}
+
+void
+fibd_stats_close(struct fibd *d)
+{
+	handoff_free(d->comp.stats_ho); /* joins */
+	d->comp.stats_ho = NULL;
+	d->comp.stats_running = 0;
+}
+
 void
 fibd_fib_stats(struct fibd *d, struct fib_stats *st)
 {
-	if (!d->comp.cw.running) {
-		fib_stats(d->fib, &d->comp.stats);
+	int fresh = d->comp.stats_valid && fibd_now() - d->comp.stats_at < FIBD_STATS_AGE;
+
+	if (d->comp.cw.running || d->comp.stats_running || fresh) {
+		/* the last figures */
+	} else if (d->comp.stats_ho && d->comp.stats_valid && ingest_pause(d->ing) == 0) {
+		d->comp.stats_running = 1;
+		if (handoff_run(d->comp.stats_ho) < 0) {
+			d->comp.stats_running = 0;
+			ingest_resume(d->ing);
+		}
+	} else if (!d->comp.stats_valid || !d->comp.stats_ho) {
+		fib_stats(d->fib, &d->comp.stats); /* none yet, or no thread: here */
 		d->comp.stats_valid = 1;
+		d->comp.stats_at = fibd_now();
 	}
 	*st = d->comp.stats;
 }

@@ -118,6 +118,14 @@ struct fibd_compaction {
 	 * answer from it while the compaction thread is the writer */
 	struct fib_stats stats;
 	int stats_valid;
+	/* fib_stats walks both tries (15 ms for 344K routes, on a loaded
+	 * machine): a stats thread takes them with the FIB lent to it (the
+	 * ingest paused, as for a compaction) when the figures are older
+	 * than FIBD_STATS_AGE; the answers meanwhile are the last ones */
+	struct handoff *stats_ho;
+	struct fib_stats stats_new; /* the thread's result */
+	double stats_at;
+	int stats_running;
 };
 
 /* One socket's out-of-descriptors episodes, as last logged (health.c). */
@@ -242,9 +250,15 @@ int fibd_write_lookups(struct fibd *d, const char *in, const char *path);
 size_t fibd_rules_count(struct fibd *d, int family);
 /* Counters to the log (SIGUSR1, exit). Context: main loop. */
 void fibd_log_stats(struct fibd *d);
-/* fib_stats, or the last figures while the compaction thread is the
- * writer. Context: main loop. */
+/* The last fib_stats figures (at most FIBD_STATS_AGE old, else a stats
+ * thread is started to take new ones), or those of the compaction
+ * thread. Context: main loop, after ready. */
 void fibd_fib_stats(struct fibd *d, struct fib_stats *st);
+/* Wait for a running stats thread and take its figures. Context: main
+ * loop (before another writer takes the FIB). */
+void fibd_stats_join(struct fibd *d);
+void fibd_stats_open(struct fibd *d);
+void fibd_stats_close(struct fibd *d);
 
 /* metrics.c */
 

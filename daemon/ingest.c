@@ -281,6 +281,15 @@ ingest_idle(const struct ingest *ing)
 }
 
 int
+ingest_load_stats(const struct ingest *ing, struct fib_stats *st)
+{
+	if (!ing->load.bytes)
+		return 0;
+	*st = ing->load.stats;
+	return 1;
+}
+
+int
 ingest_paused(const struct ingest *ing)
 {
 	return ing->paused;

@@ -157,6 +157,9 @@ int ingest_pause(struct ingest *ing);
 void ingest_resume(struct ingest *ing);
 /* 1 between ingest_pause and ingest_resume. Context: main loop. */
 int ingest_paused(const struct ingest *ing);
+/* The FIB's fib_stats as the loader thread took them after the first
+ * load: 1, or 0 when it took none. Context: main loop, after ready. */
+int ingest_load_stats(const struct ingest *ing, struct fib_stats *st);
 
 /* 1 when the main loop is the FIB's writer now: no loader thread runs and
  * ingest is not paused for another writer. Context: main loop. */

@@ -80,6 +80,7 @@ ingest_loader(void *arg)
 		fib_reclaim_barrier(ing->fib);
 		fib_stats(ing->fib, &st);
 		ing->load.bytes = st.bytes;
+		ing->load.stats = st;
 	}
 }
 

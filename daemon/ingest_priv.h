@@ -150,6 +150,7 @@ struct ingest {
 		uint64_t loaded;  /* routes the thread loaded: counted after the join */
 		int last;         /* the last load of the first dump: measure after it */
 		uint64_t bytes;   /* fib_stats' bytes after the last load (0: none) */
+		struct fib_stats stats; /* and the whole of it */
 	} load;
 	struct {              /* a route dump read off the main loop */
 		struct handoff *ho; /* the reader thread */

@@ -309,6 +309,9 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	}
 	if (d->ready) {
 		fibd_fib_stats(d, &s->fib);
+		/* the total is O(1): exact now, unless another thread writes */
+		if (!d->comp.cw.running && !d->comp.stats_running)
+			s->fib.bytes = fib_bytes(d->fib);
 		s->gp_max = (double)s->fib.reclaim.gp_ns_max * 1e-9;
 		have |= N_READY;
 	}

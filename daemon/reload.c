@@ -436,6 +436,8 @@ fibd_apply(struct fibd *d, const struct conf *o, const struct conf *n)
 	if ((changed & CONF_FIB) && o) {
 		if (!d->ready) {
 			d->params_pending = 1; /* the loader thread is the writer */
+		} else if (d->comp.stats_running) {
+			d->params_pending = 1; /* the stats thread is, for a few ms */
 		} else if (d->comp.cw.running) {
 			d->params_pending = 1; /* the compaction thread is */
 			log_info("fib parameters: applied once the running compaction is done");

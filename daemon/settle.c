@@ -72,7 +72,13 @@ fibd_built_measure(struct fibd *d)
 	struct fib_stats st;
 
 	ingest_stats(d->ing, &is);
-	if (is.load_bytes) {
+	if (ingest_load_stats(d->ing, &st)) {
+		/* the loader's figures: the first show trie, metrics and
+		 * compaction need no walk on the loop */
+		d->comp.stats = st;
+		d->comp.stats_valid = 1;
+		d->comp.stats_at = fibd_now();
+	} else if (is.load_bytes) {
 		st.bytes = is.load_bytes;
 	} else {
 		fib_reclaim_barrier(d->fib);
@@ -199,6 +205,7 @@ fibd_compact_start(struct fibd *d, int pass, int force, double t0)
 	struct fibd_compactor *c = &d->comp.cw;
 	int err;
 
+	fibd_stats_join(d); /* a stats thread holds the FIB for a few ms */
 	if (!ingest_paused(d->ing) && ingest_pause(d->ing) < 0)
 		return -EBUSY;
 	if (!d->comp.stats_valid) {
@@ -398,6 +405,7 @@ fibd_compact_open(struct fibd *d)
 	c->ho = handoff_new(d->base, fibd_compactor_work, fibd_compact_done, d);
 	if (!c->ho)
 		fatal("compaction hand-off");
+	fibd_stats_open(d);
 	d->comp.trim_ho = handoff_new(d->base, fibd_trim_work, fibd_trim_done, d);
 	if (!d->comp.trim_ho)
 		log_warn("trim thread: trimming on the main loop");
@@ -434,5 +442,6 @@ fibd_compact_close(struct fibd *d)
 	}
 	handoff_free(c->ho);
 	handoff_free(d->comp.trim_ho);
+	fibd_stats_close(d);
 	event_free(d->comp.settle);
 }
