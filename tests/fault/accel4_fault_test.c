@@ -61,16 +61,8 @@
 struct pool;
 void *__real_pool_alloc(struct pool *p, size_t size);
 void *__wrap_pool_alloc(struct pool *p, size_t size);
-void *__real_malloc(size_t size);
-void *__wrap_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_realloc(void *p, size_t size);
 
 static unsigned long pool_allocs;
-static int malloc_armed;
-static unsigned long malloc_calls, malloc_fail_at;
 
 void *
 __wrap_pool_alloc(struct pool *p, size_t size)
@@ -79,41 +71,7 @@ __wrap_pool_alloc(struct pool *p, size_t size)
 	return __real_pool_alloc(p, size);
 }
 
-static int
-malloc_fails(void)
-{
-	return malloc_armed && ++malloc_calls == malloc_fail_at;
-}
-
-void *
-__wrap_malloc(size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_realloc(p, size);
-}
+#include "tests/fault/malloc_wrap.h" /* malloc_armed, malloc_calls, malloc_fail_at */
 
 /* ------------------------------------------------------- the table */
 

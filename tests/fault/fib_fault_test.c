@@ -58,12 +58,6 @@ void *__real_pool_alloc(struct pool *p, size_t size);
 void *__wrap_pool_alloc(struct pool *p, size_t size);
 void __real_pool_free(struct pool *p, void *obj, size_t size);
 void __wrap_pool_free(struct pool *p, void *obj, size_t size);
-void *__real_malloc(size_t size);
-void *__wrap_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_realloc(void *p, size_t size);
 
 static unsigned long pool_allocs;
 /* Bytes of pool objects alive in all FIBs: a failed call that leaves it
@@ -110,44 +104,7 @@ pool_used(const struct fib *fib)
  * through the pool hook: while armed, the kth malloc, calloc or realloc
  * called from the objects of this program fails.
  */
-static int malloc_armed;
-static unsigned long malloc_calls, malloc_fail_at;
-
-static int
-malloc_fails(void)
-{
-	return malloc_armed && ++malloc_calls == malloc_fail_at;
-}
-
-void *
-__wrap_malloc(size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_malloc(size);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t size)
-{
-	if (malloc_fails()) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_realloc(p, size);
-}
+#include "tests/fault/malloc_wrap.h" /* malloc_armed, malloc_calls, malloc_fail_at */
 
 /* ------------------------------------------------------- FIB snapshots */
 

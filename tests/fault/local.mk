@@ -9,6 +9,7 @@ check_PROGRAMS += tests/fault/fib_fault_test
 TESTS += tests/fault/fib_fault_test
 tests_fault_fib_fault_test_SOURCES = \
 	tests/fault/fib_fault_test.c \
+	tests/fault/malloc_wrap.h \
 	tests/unit/lpm_model.c \
 	tests/unit/lpm_model.h \
 	$(fib_libfib_la_SOURCES)
@@ -33,6 +34,7 @@ check_PROGRAMS += tests/fault/accel4_fault_test
 TESTS += tests/fault/accel4_fault_test
 tests_fault_accel4_fault_test_SOURCES = \
 	tests/fault/accel4_fault_test.c \
+	tests/fault/malloc_wrap.h \
 	tests/unit/lpm_model.c \
 	tests/unit/lpm_model.h \
 	$(fib_libfib_la_SOURCES)
