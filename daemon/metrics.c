@@ -37,7 +37,10 @@ struct fibd_snap {
 	struct ingest_stats ing;
 	struct flow_stats cache;
 	double gc_last, gc_max;
-	struct fibd_compaction comp;
+	struct { /* the loop's compaction counters (not cw: the thread's) */
+		uint64_t settles, compactions, failures, trims;
+		double last, max;
+	} comp;
 	double stall_last, stall_max;
 	struct ctl_stats ctl;
 	struct lookup_stats lookup;
@@ -285,7 +288,12 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	}
 	s->malloc_in_use = mi.uordblks + mi.hblkhd;
 	s->malloc_free = mi.fordblks;
-	s->comp = d->comp;
+	s->comp.settles = d->comp.settles;
+	s->comp.compactions = d->comp.compactions;
+	s->comp.failures = d->comp.failures;
+	s->comp.trims = d->comp.trims;
+	s->comp.last = d->comp.last;
+	s->comp.max = d->comp.max;
 	s->running = d->comp.cw.running;
 	s->pending = d->comp.cw.running || d->comp.q.pass || d->comp.q.built_pending;
 	s->stall_last = d->health.stall_last;
