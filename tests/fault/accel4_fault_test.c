@@ -184,7 +184,7 @@ probes(const struct lpm_model *m, uint32_t **out)
 	ck_assert_ptr_nonnull(a);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct lpm_route *r = &m->r[i];
-		uint32_t lo = be_addr(r), hi = lo | (r->plen ? ~0u >> r->plen : ~0u);
+		uint32_t lo = be_addr(r), hi = lo | (uint32_t)(0xffffffffull >> r->plen);
 
 		if (n + 4 + 256 > cap)
 			break;
