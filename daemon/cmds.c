@@ -833,7 +833,7 @@ fibd_stats_open(struct fibd *d)
 {
 	d->comp.stats_ho = handoff_new(d->base, fibd_stats_work, fibd_stats_done, d);
 	if (!d->comp.stats_ho)
-		log_warn("stats thread: fib_stats on the main loop");
+		fatal("stats hand-off");
 }
 
 void
@@ -851,14 +851,12 @@ fibd_fib_stats(struct fibd *d, struct fib_stats *st)
 
 	if (d->comp.cw.running || d->comp.stats_running || fresh) {
 		/* the last figures */
-	} else if (d->comp.stats_ho && d->comp.stats_valid && ingest_pause(d->ing) == 0) {
+	} else if (d->comp.stats_valid && ingest_pause(d->ing) == 0) {
 		d->comp.stats_running = 1;
-		if (handoff_run(d->comp.stats_ho) < 0) {
-			d->comp.stats_running = 0;
-			ingest_resume(d->ing);
-		}
-	} else if (!d->comp.stats_valid || !d->comp.stats_ho) {
-		fib_stats(d->fib, &d->comp.stats); /* none yet, or no thread: here */
+		if (handoff_run(d->comp.stats_ho) < 0)
+			handoff_run_here(d->comp.stats_ho);
+	} else if (!d->comp.stats_valid) {
+		fib_stats(d->fib, &d->comp.stats); /* none yet: here */
 		d->comp.stats_valid = 1;
 		d->comp.stats_at = fibd_now();
 	}

@@ -241,11 +241,8 @@ ingest_new(struct event_base *base, struct fib *fib, const struct ingest_conf *c
 	ing->load.ho = handoff_new(base, ingest_loader, ingest_load_done, ing);
 	ing->rd.ho = handoff_new(base, ingest_reader, ingest_reader_done, ing);
 	ing->mp.ho = handoff_new(base, ingest_merge_prep, ingest_merge_prepped, ing);
-	if (!ing->mp.ho) /* the loop prepares merges itself */
-		log_warn("merge thread");
-	if (!ing->rd.ho) /* the loop reads dumps itself */
-		log_warn("dump reader");
-	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->nhb_timer || !ing->load.ho)
+	if (!ing->ev_read || !ing->dump_read || !ing->work || !ing->nhb_timer || !ing->load.ho ||
+	    !ing->rd.ho || !ing->mp.ho)
 		goto fail;
 	ing->rl_parse.burst = 5;
 	ing->rl_fib.burst = 5;

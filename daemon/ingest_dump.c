@@ -160,8 +160,6 @@ ingest_reader_start(struct ingest *ing)
 {
 	int err;
 
-	if (!ing->rd.ho)
-		return;
 	event_del(ing->dump_read);
 	ing->rd.snap = ing->st;
 	ing->rd.done = 0;

@@ -118,14 +118,9 @@ ingest_merge_prepped(void *arg)
 void
 ingest_merge_begin(struct ingest *ing)
 {
-	if (ing->mp.ho) {
-		ing->mp.running = 1;
-		if (handoff_run(ing->mp.ho) == 0)
-			return;
-		ing->mp.running = 0;
-	}
-	ingest_merge_prep(ing);
-	ingest_merge_prepped(ing);
+	ing->mp.running = 1;
+	if (handoff_run(ing->mp.ho) < 0)
+		handoff_run_here(ing->mp.ho);
 }
 
 void

@@ -214,6 +214,17 @@ fibd_cache_swap(struct fibd *d, struct flow_cache *fc)
 		fibd_cache_reap(d, old);
 }
 
+/* A built cache in: started if the FIB is loaded (else at ready),
+ * swapped, counted. Context: main loop, no compaction running. */
+static void
+fibd_cache_install(struct fibd *d, struct flow_cache *fc)
+{
+	fibd_cache_swap(d, fc);
+	d->cache_rebuilds++;
+	log_info("flow cache: rebuilt with %u buckets, %u entries at most", d->cb.buckets,
+		 d->cb.entries);
+}
+
 /* The cache builder's work: the new cache's tables allocated and
  * cleared (148 ms for the default size when it ran on the loop).
  * Context: the builder thread; only d->cb is its. */
@@ -251,10 +262,7 @@ fibd_cache_built(void *arg)
 		d->cb.fc = fc; /* kept for fibd_cache_apply after the compaction */
 		d->comp.cache_pending = 1;
 	} else {
-		fibd_cache_swap(d, fc);
-		d->cache_rebuilds++;
-		log_info("flow cache: rebuilt with %u buckets, %u entries at most",
-			 d->cb.buckets, d->cb.entries);
+		fibd_cache_install(d, fc);
 	}
 	if (d->cb.again && !d->comp.cache_pending) {
 		d->cb.again = 0;
@@ -267,10 +275,7 @@ fibd_cache_built(void *arg)
 void
 fibd_cache_build_close(struct fibd *d)
 {
-	if (!d->cb.ho)
-		return;
-	handoff_join(d->cb.ho);
-	handoff_free(d->cb.ho);
+	handoff_free(d->cb.ho); /* joins */
 	d->cb.ho = NULL;
 	if (d->cb.fc)
 		fibd_cache_reap(d, d->cb.fc);
@@ -341,12 +346,9 @@ fibd_cache_apply(struct fibd *d, const struct conf *n)
 		struct flow_cache *fc = d->cb.fc;
 
 		d->cb.fc = NULL;
-		fibd_cache_swap(d, fc);
-		d->cache_rebuilds++;
-		log_info("flow cache: rebuilt with %u buckets, %u entries at most",
-			 d->cb.buckets, d->cb.entries);
+		fibd_cache_install(d, fc);
 	}
-	if (d->cb.ho && handoff_running(d->cb.ho)) {
+	if (handoff_running(d->cb.ho)) {
 		d->cb.again = 1; /* fibd_cache_built applies d->conf again */
 		return;
 	}
@@ -372,16 +374,9 @@ fibd_cache_apply(struct fibd *d, const struct conf *n)
 	d->cb.cfg = f;
 	d->cb.buckets = n->cache.buckets;
 	d->cb.entries = n->cache.max_entries;
-	if (!d->cb.ho)
-		d->cb.ho = handoff_new(d->base, fibd_cache_build, fibd_cache_built, d);
-	if (!d->cb.ho || (err = handoff_run(d->cb.ho)) < 0) {
+	if (handoff_run(d->cb.ho) < 0) {
 		log_warnx("flow cache builder: no thread, building on the main thread");
-		if (d->cb.ho)
-			handoff_run_here(d->cb.ho);
-		else {
-			fibd_cache_build(d);
-			fibd_cache_built(d);
-		}
+		handoff_run_here(d->cb.ho);
 	}
 }
 
@@ -569,4 +564,7 @@ fibd_modules_open(struct fibd *d)
 	d->ctl_gc = evtimer_new(d->base, fibd_ctl_gc, d);
 	if (!d->ctl_gc)
 		fatalx("timer");
+	d->cb.ho = handoff_new(d->base, fibd_cache_build, fibd_cache_built, d);
+	if (!d->cb.ho)
+		fatal("flow cache builder hand-off");
 }

@@ -113,12 +113,10 @@ fibd_trim_done(void *arg)
 void
 fibd_trim(struct fibd *d)
 {
-	if (d->comp.trim_ho && handoff_running(d->comp.trim_ho))
+	if (handoff_running(d->comp.trim_ho))
 		return;
-	if (!d->comp.trim_ho || handoff_run(d->comp.trim_ho) < 0) {
-		fibd_trim_work(d);
-		fibd_trim_done(d);
-	}
+	if (handoff_run(d->comp.trim_ho) < 0)
+		handoff_run_here(d->comp.trim_ho);
 }
 
 /*
@@ -258,6 +256,7 @@ fibd_compact_done(void *arg)
 
 	c->running = 0;
 	d->comp.stats = c->stats; /* the writer's figures: the FIB as the thread left it */
+	d->comp.stats_at = fibd_now();
 	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
 	if (d->params_pending)
 		fibd_fib_params_apply(d, d->conf, "now that the compaction thread is done");
@@ -408,7 +407,7 @@ fibd_compact_open(struct fibd *d)
 	fibd_stats_open(d);
 	d->comp.trim_ho = handoff_new(d->base, fibd_trim_work, fibd_trim_done, d);
 	if (!d->comp.trim_ho)
-		log_warn("trim thread: trimming on the main loop");
+		fatal("trim hand-off");
 }
 
 /*
