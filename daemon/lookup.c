@@ -578,7 +578,7 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 	struct flow_cache *fc;
 	uint64_t fgen, pgen;
 	uint32_t epoch0;
-	unsigned n, mask;
+	unsigned n, mask, alen;
 
 	/* Step 1: check the header, the size and every flow. */
 	memset(r, 0, sizeof(*r));
@@ -595,16 +595,29 @@ lookup_answer2(struct lookup_thread *t, struct lookup_conn **cp, size_t len)
 		return sizeof(*r);
 	}
 	n = q->count;
-	if (n == 0 || n > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP2_Q_PLEN) || q->pad ||
-	    len != sizeof(*q) + n * sizeof(*w)) {
+	alen = q->family == AF_INET ? 4 : 16;
+	if (n == 0 || n > LOOKUP_BATCH_MAX || (q->flags & ~(LOOKUP2_Q_PLEN | LOOKUP2_Q_DST)) ||
+	    q->pad || len != sizeof(*q) + n * ((q->flags & LOOKUP2_Q_DST) ? alen : sizeof(*w))) {
 		r->status = EINVAL;
 		return sizeof(*r);
 	}
-	for (unsigned i = 0; i < n; i++)
-		if (lookup_flow_get(&w[i], q->family, &t->fl[i]) < 0) {
-			r->status = EINVAL;
-			return sizeof(*r);
+	if (q->flags & LOOKUP2_Q_DST) {
+		/* bare destinations: `ip route get ADDR`'s flows, nothing to
+		 * check but the size */
+		const uint8_t *a = (const uint8_t *)(q + 1);
+
+		for (unsigned i = 0; i < n; i++) {
+			memset(&t->fl[i], 0, sizeof(t->fl[i]));
+			t->fl[i].family = q->family;
+			memcpy(t->fl[i].dst.b, a + i * alen, alen);
 		}
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			if (lookup_flow_get(&w[i], q->family, &t->fl[i]) < 0) {
+				r->status = EINVAL;
+				return sizeof(*r);
+			}
+	}
 	if (!*cp && !(*cp = lookup_conn_new())) {
 		r->status = ENOMEM;
 		return sizeof(*r);

@@ -45,6 +45,7 @@
  * request.
  *
  *   request  = struct lookup_req2 + count struct lookup_flow (60 bytes)
+ *              (with LOOKUP2_Q_DST: + count addresses, 4 or 16 bytes)
  *   answer   = struct lookup_resp2
  *              + count uint32_t record ids
  *              + count uint8_t errors (0 or the kernel's errno), padded to 4
@@ -93,12 +94,14 @@
 #define DAEMON_LOOKUP_PROTO_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOOKUP_MAGIC 0x4c424946u /* "FIBL" */
@@ -197,6 +200,38 @@ lookup_client_connect(const char *path)
 		return -e;
 	}
 	return fd;
+}
+
+/*
+ * Wait until an answer can be read on fd: checking without sleeping for
+ * up to spin_us microseconds, then sleeping in poll. A client that keeps
+ * requests in flight and spins a little is awake when its answer comes,
+ * so the lookup thread's send wakes nobody (waking a sleeping client on
+ * the other CPU was the largest single cost of a lookup thread); the
+ * price is the client's CPU while it spins. 0: sleep at once. Returns 0
+ * or -errno. Context: any.
+ */
+static inline int
+lookup_client_wait(int fd, unsigned spin_us)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	struct timespec t0, now;
+	int rc;
+
+	if (spin_us) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			rc = poll(&pf, 1, 0);
+			if (rc != 0)
+				return rc < 0 ? -errno : 0;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while ((now.tv_sec - t0.tv_sec) * 1000000 + (now.tv_nsec - t0.tv_nsec) / 1000 <
+			 (long)spin_us);
+	}
+	do
+		rc = poll(&pf, 1, -1);
+	while (rc < 0 && errno == EINTR);
+	return rc < 0 ? -errno : 0;
 }
 
 /*
@@ -306,6 +341,14 @@ lookup_client_query(int fd, int family, uint32_t table, const void *addrs, unsig
  * to it.
  */
 #define LOOKUP2_Q_PLEN 0x01
+/*
+ * LOOKUP2_Q_DST: the request carries count bare destinations (4 or 16
+ * bytes each, network order, packed) instead of struct lookup_flow:
+ * each is the flow of `ip route get ADDR`, every other field zero. A
+ * sixteenth of the request's bytes for the common question, and nothing
+ * for the server to check but the size (lookup2_send_dst).
+ */
+#define LOOKUP2_Q_DST 0x02
 
 struct lookup_req2 {
 	uint32_t magic;   /* LOOKUP_MAGIC */
@@ -530,6 +573,40 @@ lookup2_send(int fd, int family, unsigned flags, const struct lookup_flow *flows
 	iov[0].iov_len = sizeof(req);
 	iov[1].iov_base = (void *)flows;
 	iov[1].iov_len = n * sizeof(*flows);
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Send a version 2 request of n bare destinations (LOOKUP2_Q_DST; 4 or
+ * 16 bytes each as family, network order, packed), flags other
+ * LOOKUP2_Q_* (0: records with their prefix); read its answer with
+ * lookup2_recv. Returns 0 or -errno.
+ */
+static inline int
+lookup2_send_dst(int fd, int family, unsigned flags, const void *addrs, unsigned n, uint32_t id)
+{
+	struct lookup_req2 req;
+	struct iovec iov[2];
+	struct msghdr mh;
+
+	if (n == 0 || n > LOOKUP_BATCH_MAX || (family != AF_INET && family != AF_INET6))
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.magic = LOOKUP_MAGIC;
+	req.version = LOOKUP_VERSION2;
+	req.family = (uint8_t)family;
+	req.flags = (uint8_t)(flags | LOOKUP2_Q_DST);
+	req.count = (uint16_t)n;
+	req.id = id;
+	iov[0].iov_base = &req;
+	iov[0].iov_len = sizeof(req);
+	iov[1].iov_base = (void *)addrs;
+	iov[1].iov_len = n * (family == AF_INET6 ? 16 : 4);
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = 2;

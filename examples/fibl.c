@@ -18,20 +18,25 @@
  *       DST error E                   (no route: E is ENETUNREACH, ...)
  *   fibl [-s SOCKET] --flows random N [-6]
  *                                     the same for N random flows
- *   fibl [-s SOCKET] --bench SECONDS [-6] [--v1 | --v2] [--prefix]
- *        [--inflight K] [--clients N] [FILE]
+ *   fibl [-s SOCKET] --bench SECONDS [-6] [--v1 | --v2] [--prefix] [--dst]
+ *        [--inflight K] [--clients N] [--spin US] [FILE]
  *                                     lookups/s, batches of 256 addresses:
  *                                     random, or cycling through the
  *                                     addresses in FILE; version 1, then
  *                                     version 2 (flows to the same
  *                                     addresses, random ports, TCP; records
  *                                     without their prefix, LOOKUP2_Q_PLEN,
- *                                     unless --prefix), each a JSON line
+ *                                     unless --prefix; with --dst bare
+ *                                     destinations, LOOKUP2_Q_DST), each a
+ *                                     JSON line
  *                                     with p50/p99 per batch (us, from its
  *                                     send to its answer); K requests in
  *                                     flight per client (1..8, default 1),
  *                                     N clients (threads, a connection
- *                                     each; default 1)
+ *                                     each; default 1); each waits for an
+ *                                     answer spinning up to US
+ *                                     microseconds before it sleeps
+ *                                     (lookup_client_wait; default 0)
  *
  * Everything it needs is in lookup_proto.h (header-only; installed as
  * <fib/lookup_proto.h>, daemon/lookup_proto.h in the tree): connect,
@@ -436,12 +441,19 @@ fibl_bench_addrs(int family, const char *file, size_t *np)
 	return addrs;
 }
 
+/* The benchmark's options (--bench). */
+struct fibl_opts {
+	double seconds;
+	int family, versions, inflight, clients;
+	unsigned flags;   /* version 2 request flags: LOOKUP2_Q_PLEN, _DST */
+	unsigned spin_us; /* lookup_client_wait's */
+};
+
 /* What one benchmark client does, and what it measured. */
 struct fibl_bench {
 	const char *path;
-	int version, family, inflight;
-	unsigned flags; /* version 2 request flags */
-	double seconds;
+	struct fibl_opts o;
+	int version;
 	const uint8_t *addrs;
 	const struct lookup_flow *flows;
 	size_t n, first; /* cycle through addrs from first */
@@ -463,7 +475,7 @@ static void *
 fibl_bench_client(void *arg)
 {
 	struct fibl_bench *b = arg;
-	size_t alen = b->family == AF_INET6 ? 16 : 4, off = b->first % b->n;
+	size_t alen = b->o.family == AF_INET6 ? 16 : 4, off = b->first % b->n;
 	static _Thread_local uint64_t buf[LOOKUP_RESP_MAX / 8 + 1];
 	double sent[LOOKUP_INFLIGHT_MAX], t0, now;
 	struct lookup2_map m;
@@ -487,14 +499,18 @@ fibl_bench_client(void *arg)
 		const struct lookup_nh *nh;
 
 		/* Fill the pipe, then one answer for one request. */
-		while (!stop && out < (unsigned)b->inflight) {
+		while (!stop && out < (unsigned)b->o.inflight) {
 			if (off + LOOKUP_BATCH_MAX > b->n)
 				off = 0;
 			if (b->version == 1)
-				rc = lookup_client_send(fd, b->family, 0, 0, b->addrs + off * alen,
+				rc = lookup_client_send(fd, b->o.family, 0, 0, b->addrs + off * alen,
 							LOOKUP_BATCH_MAX, (uint32_t)off);
+			else if (b->o.flags & LOOKUP2_Q_DST)
+				rc = lookup2_send_dst(fd, b->o.family, b->o.flags,
+						      b->addrs + off * alen, LOOKUP_BATCH_MAX,
+						      (uint32_t)off);
 			else
-				rc = lookup2_send(fd, b->family, b->flags, b->flows + off,
+				rc = lookup2_send(fd, b->o.family, b->o.flags, b->flows + off,
 						  LOOKUP_BATCH_MAX, (uint32_t)off);
 			if (rc < 0)
 				goto fail;
@@ -504,6 +520,9 @@ fibl_bench_client(void *arg)
 		}
 		if (!out)
 			break;
+		rc = lookup_client_wait(fd, b->o.spin_us);
+		if (rc < 0)
+			goto fail;
 		if (b->version == 1)
 			rc = lookup_client_recv(fd, LOOKUP_BATCH_MAX, buf, &resp, &res, &nh);
 		else
@@ -518,7 +537,7 @@ fibl_bench_client(void *arg)
 			b->lat[b->nlat++] = now - sent[head];
 		head = (head + 1) % LOOKUP_INFLIGHT_MAX;
 		out--;
-		if (!stop && now - t0 >= b->seconds) {
+		if (!stop && now - t0 >= b->o.seconds) {
 			stop = 1;
 			b->t = now - t0;
 		}
@@ -543,10 +562,11 @@ fail:
  * line: the rate of all, the p50/p99 round trip of a batch over all.
  */
 static int
-fibl_bench_run(const char *path, int version, unsigned flags, double seconds, int family,
-	       const uint8_t *addrs, size_t n, int inflight, int nclients)
+fibl_bench_run(const char *path, int version, const struct fibl_opts *o, const uint8_t *addrs,
+	       size_t n)
 {
-	size_t alen = family == AF_INET6 ? 16 : 4, maxlat = 1 << 20, nlat = 0;
+	size_t alen = o->family == AF_INET6 ? 16 : 4, maxlat = 1 << 20, nlat = 0;
+	int nclients = o->clients;
 	struct fibl_bench b[64];
 	pthread_t tid[64];
 	struct lookup_flow *flows = NULL;
@@ -554,7 +574,7 @@ fibl_bench_run(const char *path, int version, unsigned flags, double seconds, in
 	double t = 0, *lat;
 	int rc = 0;
 
-	if (version == 2) {
+	if (version == 2 && !(o->flags & LOOKUP2_Q_DST)) {
 		/* the flows are built before the clock starts, as the v1 batches */
 		flows = calloc(n, sizeof(*flows));
 		if (!flows)
@@ -571,10 +591,7 @@ fibl_bench_run(const char *path, int version, unsigned flags, double seconds, in
 		memset(&b[c], 0, sizeof(b[c]));
 		b[c].path = path;
 		b[c].version = version;
-		b[c].flags = flags;
-		b[c].family = family;
-		b[c].inflight = inflight;
-		b[c].seconds = seconds;
+		b[c].o = *o;
 		b[c].addrs = addrs;
 		b[c].flows = flows;
 		b[c].n = n;
@@ -606,15 +623,17 @@ fibl_bench_run(const char *path, int version, unsigned flags, double seconds, in
 		return 1;
 	}
 	qsort(lat, nlat, sizeof(*lat), fibl_cmp_double);
-	printf("{\"version\": %d, \"clients\": %d, \"inflight\": %d, \"lookups\": %llu, "
-	       "\"seconds\": %.3f, \"mlps\": %.3f, \"batch\": %d, \"matched\": %llu, "
-	       "\"p50_us\": %.1f, \"p99_us\": %.1f",
-	       version, nclients, inflight, (unsigned long long)lookups, seconds, t * 1e-6,
+	printf("{\"version\": %d, \"clients\": %d, \"inflight\": %d, \"spin_us\": %u, "
+	       "\"lookups\": %llu, \"seconds\": %.3f, \"mlps\": %.3f, \"batch\": %d, "
+	       "\"matched\": %llu, \"p50_us\": %.1f, \"p99_us\": %.1f",
+	       version, nclients, o->inflight, o->spin_us, (unsigned long long)lookups, o->seconds,
+	       t * 1e-6,
 	       LOOKUP_BATCH_MAX, (unsigned long long)matched, lat[nlat / 2] * 1e6,
 	       lat[nlat * 99 / 100] * 1e6);
 	if (version == 2)
-		printf(", \"plen\": %s, \"records\": %llu, \"epochs\": %llu",
-		       flags & LOOKUP2_Q_PLEN ? "true" : "false", (unsigned long long)records,
+		printf(", \"plen\": %s, \"dst\": %s, \"records\": %llu, \"epochs\": %llu",
+		       o->flags & LOOKUP2_Q_PLEN ? "true" : "false",
+		       o->flags & LOOKUP2_Q_DST ? "true" : "false", (unsigned long long)records,
 		       (unsigned long long)epochs);
 	printf("}\n");
 	fflush(stdout);
@@ -624,11 +643,10 @@ fibl_bench_run(const char *path, int version, unsigned flags, double seconds, in
 }
 
 static int
-fibl_bench(const char *path, double seconds, int family, int versions, const char *file,
-	   int inflight, int nclients, unsigned flags)
+fibl_bench(const char *path, const struct fibl_opts *o, const char *file)
 {
 	size_t n;
-	uint8_t *addrs = fibl_bench_addrs(family, file, &n);
+	uint8_t *addrs = fibl_bench_addrs(o->family, file, &n);
 	int rc = 0;
 
 	if (!addrs)
@@ -638,9 +656,8 @@ fibl_bench(const char *path, double seconds, int family, int versions, const cha
 		return 1;
 	}
 	for (int v = 1; v <= 2 && !rc; v++)
-		if (versions & v)
-			rc = fibl_bench_run(path, v, flags, seconds, family, addrs, n, inflight,
-					    nclients);
+		if (o->versions & v)
+			rc = fibl_bench_run(path, v, o, addrs, n);
 	free(addrs);
 	return rc;
 }
@@ -662,8 +679,8 @@ main(int argc, char **argv)
 	if (i >= argc) {
 		fprintf(stderr, "usage: fibl [-s SOCKET] [--cache] ADDR... | -\n"
 				"       | --flows [--plen] FILE|-|random N [-6]\n"
-				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix]\n"
-				"         [--inflight K] [--clients N] [FILE]\n");
+				"       | --bench SECONDS [-6] [--v1|--v2] [--prefix] [--dst]\n"
+				"         [--inflight K] [--clients N] [--spin US] [FILE]\n");
 		return 2;
 	}
 	fd = lookup_client_connect(path);
@@ -672,33 +689,42 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[i], "--bench")) {
-		double secs = i + 1 < argc ? atof(argv[i + 1]) : 1.0;
-		int versions = 3, inflight = 1, clients = 1;
-		unsigned flags = LOOKUP2_Q_PLEN;
+		struct fibl_opts o = { .seconds = i + 1 < argc ? atof(argv[i + 1]) : 1.0,
+				       .family = AF_INET,
+				       .versions = 3,
+				       .inflight = 1,
+				       .clients = 1,
+				       .flags = LOOKUP2_Q_PLEN };
+		long spin = 0;
 
 		close(fd); /* each client connects on its own */
 		for (i += 2; i < argc && argv[i][0] == '-' && argv[i][1]; i++)
 			if (!strcmp(argv[i], "-6"))
-				family = AF_INET6;
+				o.family = AF_INET6;
 			else if (!strcmp(argv[i], "--v1"))
-				versions = 1;
+				o.versions = 1;
 			else if (!strcmp(argv[i], "--v2"))
-				versions = 2;
+				o.versions = 2;
 			else if (!strcmp(argv[i], "--prefix"))
-				flags &= ~LOOKUP2_Q_PLEN;
+				o.flags &= ~LOOKUP2_Q_PLEN;
+			else if (!strcmp(argv[i], "--dst"))
+				o.flags |= LOOKUP2_Q_DST;
 			else if (!strcmp(argv[i], "--inflight") && i + 1 < argc)
-				inflight = atoi(argv[++i]);
+				o.inflight = atoi(argv[++i]);
 			else if (!strcmp(argv[i], "--clients") && i + 1 < argc)
-				clients = atoi(argv[++i]);
+				o.clients = atoi(argv[++i]);
+			else if (!strcmp(argv[i], "--spin") && i + 1 < argc)
+				spin = atol(argv[++i]);
 			else
 				break;
-		if (inflight < 1 || inflight > LOOKUP_INFLIGHT_MAX || clients < 1 || clients > 64) {
-			fprintf(stderr, "fibl: --inflight 1..%d, --clients 1..64\n",
+		if (o.inflight < 1 || o.inflight > LOOKUP_INFLIGHT_MAX || o.clients < 1 ||
+		    o.clients > 64 || spin < 0 || spin > 1000000) {
+			fprintf(stderr, "fibl: --inflight 1..%d, --clients 1..64, --spin 0..1000000\n",
 				LOOKUP_INFLIGHT_MAX);
 			return 2;
 		}
-		return fibl_bench(path, secs, family, versions, i < argc ? argv[i] : NULL, inflight,
-				  clients, flags);
+		o.spin_us = (unsigned)spin;
+		return fibl_bench(path, &o, i < argc ? argv[i] : NULL);
 	}
 	if (!strcmp(argv[i], "--flows")) {
 		const char *src;

@@ -805,6 +805,127 @@ raw2(int fd, struct lookup_req2 *h, size_t len)
 	return r.status;
 }
 
+/*
+ * LOOKUP2_Q_DST: bare destinations, each answered as the flow of the
+ * same address with every other field zero (fib_resolve_rcu), in both
+ * families and with and without LOOKUP2_Q_PLEN; a request whose size is
+ * not count addresses is EINVAL and the connection lives on.
+ */
+START_TEST(test_v2_dst)
+{
+	struct {
+		struct lookup_req2 h;
+		uint8_t a[LOOKUP_BATCH_MAX * sizeof(struct lookup_flow)];
+	} q;
+	static uint8_t addrs[LOOKUP_BATCH_MAX][16];
+	struct lookup_flow fl;
+	uint32_t ids[LOOKUP_BATCH_MAX];
+	uint8_t errs[LOOKUP_BATCH_MAX];
+	struct lookup2_map m;
+	struct fib_route r;
+	struct fib_nh nh[2];
+	uint8_t fam;
+	uint64_t x = 4242;
+	int fd;
+
+	memset(&r, 0, sizeof(r));
+	memset(nh, 0, sizeof(nh));
+	ck_assert_int_eq(fib_prefix_parse("2001:db8:7::/48", &r.dst, &r.plen, &fam), 0);
+	r.family = fam;
+	r.type = FIB_UNICAST;
+	r.table = 254;
+	r.priority = 1024;
+	for (unsigned k = 0; k < 2; k++) {
+		nh[k].gw_family = AF_INET6;
+		inet_pton(AF_INET6, "fe80::1", nh[k].gw.b);
+		nh[k].gw.b[15] += (uint8_t)k;
+		nh[k].ifindex = 2 + k;
+		nh[k].weight = 1;
+	}
+	r.nh = nh;
+	r.nh_count = 2;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	fd = lookup_client_connect(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lookup2_map_init(&m), 0);
+	for (int round = 0; round < 8; round++) {
+		int family = round & 1 ? AF_INET6 : AF_INET;
+		unsigned flags = round & 2 ? LOOKUP2_Q_PLEN : 0;
+
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			uint32_t a;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			memset(addrs[i], 0, 16);
+			if (family == AF_INET) {
+				a = htonl(i & 1 ? (uint32_t)x : 0x0a010200u | ((uint32_t)x & 0x3ffff));
+				memcpy(addrs[i], &a, 4);
+			} else {
+				inet_pton(AF_INET6, i % 4 == 3 ? "3fff::1" : "2001:db8:7::", addrs[i]);
+				memcpy(addrs[i] + 8, &x, 8);
+			}
+		}
+		/* packed: 4 or 16 bytes each */
+		if (family == AF_INET)
+			for (int i = 0; i < LOOKUP_BATCH_MAX; i++)
+				memcpy(&q.a[4 * i], addrs[i], 4);
+		else
+			memcpy(q.a, addrs, sizeof(addrs));
+		ck_assert_int_eq(lookup2_send_dst(fd, family, flags, q.a, LOOKUP_BATCH_MAX, 7), 0);
+		/* spinning or sleeping, the wait ends with an answer to read */
+		ck_assert_int_eq(lookup_client_wait(fd, round & 4 ? 200 : 0), 0);
+		ck_assert_int_eq(lookup2_recv(fd, LOOKUP_BATCH_MAX, ids, errs, &m), 0);
+		for (int i = 0; i < LOOKUP_BATCH_MAX; i++) {
+			const struct lookup2_entry *e = lookup2_record(&m, ids[i]);
+			struct fib_flow f;
+			struct fib_decision d;
+
+			ck_assert_ptr_nonnull(e);
+			memset(&fl, 0, sizeof(fl));
+			memcpy(fl.dst, addrs[i], 16);
+			if (!flags) {
+				check_decision_fam(family, &fl, e, errs[i]);
+				continue;
+			}
+			/* without the prefix: the type, the error and the length */
+			memset(&f, 0, sizeof(f));
+			f.family = (uint8_t)family;
+			memcpy(f.dst.b, addrs[i], 16);
+			fib_read_lock();
+			fib_resolve_rcu(fib, &f, &d);
+			fib_read_unlock();
+			ck_assert_uint_eq(e->rec.type, d.type);
+			ck_assert_uint_eq(errs[i], d.error);
+			ck_assert_uint_eq(e->rec.plen, 0);
+			ck_assert_uint_eq(m.plen[i], (d.flags & FIB_D_ROUTE) ? d.plen : 0);
+		}
+	}
+	/* sizes: count addresses of the family, nothing more or less */
+	memset(&q, 0, sizeof(q));
+	q.h.magic = LOOKUP_MAGIC;
+	q.h.version = LOOKUP_VERSION2;
+	q.h.family = AF_INET;
+	q.h.flags = LOOKUP2_Q_DST;
+	q.h.count = 2;
+	q.a[0] = 10;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 4), EINVAL);
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 9), EINVAL);
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 2 * sizeof(struct lookup_flow)), EINVAL);
+	q.h.family = AF_INET6;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 8), EINVAL);
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 31), EINVAL);
+	q.h.flags = LOOKUP2_Q_DST | 0x40;
+	ck_assert_int_eq(raw2(fd, &q.h, sizeof(q.h) + 32), EINVAL);
+	ck_assert_int_eq(lookup2_send_dst(fd, AF_INET, 0, q.a, 0, 0), -EINVAL);
+	ck_assert_int_eq(lookup2_send_dst(fd, 99, 0, q.a, 1, 0), -EINVAL);
+	/* and the connection still answers (the map saw every answer) */
+	ck_assert_int_eq(lookup2_send_dst(fd, AF_INET, 0, addrs[0], 1, 8), 0);
+	ck_assert_int_eq(lookup2_recv(fd, 1, ids, errs, &m), 0);
+	lookup2_map_free(&m);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_v2_malformed)
 {
 	struct {
@@ -848,7 +969,7 @@ START_TEST(test_v2_malformed)
 	q.h.family = AF_INET;
 	q.h.flags = 0x80; /* unknown */
 	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
-	q.h.flags = LOOKUP2_Q_PLEN | 0x02;
+	q.h.flags = LOOKUP2_Q_PLEN | 0x04;
 	ck_assert_int_eq(raw2(fd, &q.h, one), EINVAL);
 	q.h.flags = 0;
 	q.h.pad = 1;
@@ -1239,6 +1360,7 @@ main(void)
 	tcase_add_test(tc, test_cache_swap);
 	tcase_add_test(tc, test_v2_answers);
 	tcase_add_test(tc, test_v2_ipv6);
+	tcase_add_test(tc, test_v2_dst);
 	tcase_add_test(tc, test_v2_mixed);
 	tcase_add_test(tc, test_v2_malformed);
 	tcase_add_test(tc, test_pipeline);
