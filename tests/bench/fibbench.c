@@ -97,6 +97,7 @@
 #include <time.h>
 
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 
 #include "cache/flow.h"
 #include "fib/fib.h"
@@ -204,6 +205,24 @@ bench_rss(void)
 		fclose(f);
 	}
 	return rss < 0 ? -1 : rss * 4096;
+}
+
+/* Bytes of this process in transparent huge pages (the FIB's pools ask
+ * for them); -1 unknown. */
+static long long
+bench_anon_huge(void)
+{
+	long long kib = -1;
+	char l[256];
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (f) {
+		while (fgets(l, sizeof(l), f))
+			if (sscanf(l, "AnonHugePages: %lld kB", &kib) == 1)
+				break;
+		fclose(f);
+	}
+	return kib < 0 ? -1 : kib * 1024;
 }
 
 static void
@@ -1409,7 +1428,7 @@ main(int argc, char **argv)
 	char err[512], shared[4096];
 	double t0, build_s, read_s;
 	size_t fib_routes;
-	long long rss0, rss_delta;
+	long long rss0, rss_delta, huge_bytes;
 
 	bench_parse(argc, argv, &o);
 	routes_init(&rt);
@@ -1467,6 +1486,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 
+#ifdef HAVE_DPDK
+	/* like with like: when rte_fib gets 4 KiB pages, so does libfib */
+	if (o.dpdk && !peer_huge() && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		fprintf(stderr, "fibbench: PR_SET_THP_DISABLE: %s\n", strerror(errno));
+#endif
 	fib_thread_online();
 	rss0 = bench_rss();
 	t0 = bench_now();
@@ -1493,6 +1517,7 @@ main(int argc, char **argv)
 	fib_reclaim_flush(fib);
 	fib_reclaim_barrier(fib);
 	rss_delta = bench_rss() - rss0;
+	huge_bytes = bench_anon_huge();
 	fib_routes = fib_count(fib, rt.family);
 	fib_stats(fib, &st);
 	ts = rt.family == AF_INET ? &st.v4 : &st.v6;
@@ -1681,11 +1706,12 @@ main(int argc, char **argv)
 			int agree = pr.checksum == main_run->checksum;
 
 			if (o.json) {
-				printf(",\n  \"dpdk\": {\"name\": \"%s\", \"build_s\": %.3f, "
-				       "\"mlps\": %.2f, \"ns_per_lookup\": %.2f, \"checksum\": %" PRIu64
-				       ", \"checksum_agrees\": %s},\n  \"ratio_mlps\": {",
-				       pr.name, pr.build_s, pm, pr.best_s / t.n * 1e9, pr.checksum,
-				       agree ? "true" : "false");
+				printf(",\n  \"dpdk\": {\"name\": \"%s\", \"pages\": \"%s\", "
+				       "\"build_s\": %.3f, \"mlps\": %.2f, \"ns_per_lookup\": %.2f, "
+				       "\"checksum\": %" PRIu64 ", \"checksum_agrees\": %s},\n"
+				       "  \"libfib_huge_bytes\": %lld,\n  \"ratio_mlps\": {",
+				       pr.name, pr.pages, pr.build_s, pm, pr.best_s / t.n * 1e9,
+				       pr.checksum, agree ? "true" : "false", huge_bytes);
 				for (int i = 0; i < nruns; i++)
 					printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);
@@ -1699,6 +1725,8 @@ main(int argc, char **argv)
 				       "  build %.3f s%s\n",
 				       pr.name, pm, pr.best_s / t.n * 1e9, pr.checksum, pr.build_s,
 				       agree ? "" : "  CHECKSUM DIFFERS");
+				printf("pages: rte_fib %s, libfib %.1f MiB in transparent huge pages\n",
+				       pr.pages, (double)huge_bytes / (1 << 20));
 				for (int i = 0; i < nruns; i++)
 					printf("ratio libfib batch %zu / rte_fib: %.2f\n", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);

@@ -33,12 +33,52 @@ peer_now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/*
+ * The pages rte_fib gets: 2 MiB huge pages when libfib's tables get them
+ * too (transparent huge pages not "never": libfib advises
+ * MADV_HUGEPAGE) and the machine has hugetlbfs mounted with 1024 pages
+ * (2 GiB) free, as DPDK is normally run; else ordinary 4 KiB pages for
+ * both (fibbench then turns libfib's off: PR_SET_THP_DISABLE), so that
+ * the ratio compares the structures, not the page sizes. FIBBENCH_HUGE=0
+ * forces ordinary pages.
+ */
+int
+peer_huge(void)
+{
+	const char *e = getenv("FIBBENCH_HUGE");
+	char l[512];
+	long freep = 0;
+	int mounted = 0, thp = 0;
+	FILE *f;
+
+	if (e && !strcmp(e, "0"))
+		return 0;
+	if ((f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r"))) {
+		thp = fgets(l, sizeof(l), f) && !strstr(l, "[never]");
+		fclose(f);
+	}
+	if ((f = fopen("/proc/mounts", "r"))) {
+		while (fgets(l, sizeof(l), f))
+			mounted |= strstr(l, " hugetlbfs ") != NULL;
+		fclose(f);
+	}
+	if ((f = fopen("/proc/meminfo", "r"))) {
+		while (fgets(l, sizeof(l), f))
+			sscanf(l, "HugePages_Free: %ld", &freep);
+		fclose(f);
+	}
+	return thp && mounted && freep >= 1024;
+}
+
+static const char *peer_pages = "4K";
+
 static int
 peer_eal(char *err, size_t errlen)
 {
 	static int done;
-	char *argv[] = { "fibbench", "--no-huge", "--no-pci", "-m", "2048", "--no-shconf",
-			 "--no-telemetry", "--log-level=lib.eal:error", NULL };
+	int huge = peer_huge();
+	char *argv[] = { "fibbench", huge ? "--in-memory" : "--no-huge", "--no-pci", "-m", "2048",
+			 "--no-shconf", "--no-telemetry", "--log-level=lib.eal:error", NULL };
 
 	if (done)
 		return 0;
@@ -46,6 +86,7 @@ peer_eal(char *err, size_t errlen)
 		snprintf(err, errlen, "rte_eal_init failed");
 		return -EIO;
 	}
+	peer_pages = huge ? "2M" : "4K";
 	done = 1;
 	return 0;
 }
@@ -153,6 +194,7 @@ peer_run(const struct routes *rt, const struct trace *t, int runs, struct peer_r
 	memset(res, 0, sizeof(*res));
 	if ((ret = peer_eal(err, errlen)) < 0)
 		return ret;
+	res->pages = peer_pages;
 	out = malloc((t->n ? t->n : 1) * sizeof(*out));
 	if (!out) {
 		snprintf(err, errlen, "out of memory");

@@ -5,7 +5,9 @@
  * Builds DPDK's rte_fib (DIR-24-8, IPv4) or rte_fib6 (TRIE, IPv6) from the
  * same routes fibbench loads, the next hop of the route on line i being i,
  * and times its 64-address bulk lookups on the same trace, as a
- * stand-alone DPDK benchmark would. Compiled only when configure found
+ * stand-alone DPDK benchmark would, on 2 MiB huge pages when libfib's
+ * tables can have them too and the machine has 2 GiB of them free
+ * (FIBBENCH_HUGE=0: 4 KiB pages). Compiled only when configure found
  * libdpdk (HAVE_DPDK).
  */
 #ifndef TESTS_BENCH_PEER_H
@@ -22,7 +24,15 @@ struct peer_result {
 	double build_s;   /* create + add every route */
 	double best_s;    /* best of the timed runs */
 	uint64_t checksum; /* sum of line numbers of the matches */
+	const char *pages; /* "2M" (hugetlbfs) or "4K" */
 };
+
+/*
+ * 1 when both get 2 MiB pages (hugetlbfs for rte_fib, transparent huge
+ * pages for libfib), 0 when both get 4 KiB pages: the caller then turns
+ * libfib's huge pages off before it builds (PR_SET_THP_DISABLE).
+ */
+int peer_huge(void);
 
 /*
  * Initialise DPDK's EAL (once per process), build, time runs passes of
