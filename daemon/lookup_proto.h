@@ -27,8 +27,9 @@
  * that answers come from a partial FIB.
  *
  * Served by the daemon's lookup threads (RCU readers): one request costs
- * one recv, a batched lookup (fib_lookup4_batch_rcu; through the flow
- * cache with LOOKUP_Q_CACHE) and one send.
+ * a batched lookup (fib_lookup4_batch_rcu; through the flow cache with
+ * LOOKUP_Q_CACHE) and one send; the requests waiting on a connection
+ * are read by one recvmmsg.
  *
  * Pipelining: a client may send up to LOOKUP_INFLIGHT_MAX requests of
  * either version before it reads their answers, which come in order,
