@@ -211,65 +211,85 @@ a_lookup(const struct accel *A, tkey key)
  * whole round (the other lookups' accesses) before it is used: the dir
  * entries, then the segments' first lines, then the answers (when not on
  * that line). Deep /24s and answers left to the trie are finished last.
- * Out: results in res, or route references in ref (the other NULL; an
- * answer word is its route's reference, see TN(ref_of)).
+ * Out: results in res, or route references in ref (refs: 1; an answer
+ * word is its route's reference, see TN(ref_of)). Instructions per
+ * lookup are what bounds it (the accesses overlap): refs is a constant
+ * in each copy, the dir slot is found once, the rounds are unrolled.
  */
 static inline __attribute__((always_inline)) void
-a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
-	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
+a_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys, uint32_t table,
+	struct fib_result *res, uint32_t *ref, size_t n, const int refs)
 {
 	struct aseg *const *dir = A->dir;
 
 	for (size_t base = 0; base < n; base += A_GROUP) {
 		unsigned m = n - base < A_GROUP ? (unsigned)(n - base) : A_GROUP;
 		const tkey *k = keys + base;
-		struct fib_result *r = res ? res + base : NULL;
-		uint32_t *rf = ref ? ref + base : NULL;
-		const aword *wp[A_GROUP];
+		struct fib_result *r = refs ? NULL : res + base;
+		uint32_t *rf = refs ? ref + base : NULL;
+		const void *wp[A_GROUP];
 		uint8_t odd[A_GROUP];
 		unsigned nodd = 0;
 
-		for (unsigned i = 0; i < m; i++)
-			__builtin_prefetch(&dir[a_top(k[i])]);
+#pragma GCC unroll 4
 		for (unsigned i = 0; i < m; i++) {
-			const struct aseg *s = T_LOAD(dir[a_top(k[i])]);
-			wp[i] = (const aword *)s;
+			wp[i] = &dir[a_top(k[i])];
+			__builtin_prefetch(wp[i]);
+		}
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < m; i++) {
+			const struct aseg *s = T_LOAD(*(struct aseg *const *)wp[i]);
+
+			wp[i] = s;
 			__builtin_prefetch(s);
 		}
+#pragma GCC unroll 4
 		for (unsigned i = 0; i < m; i++) {
-			const struct aseg *s = (const struct aseg *)wp[i];
+			const struct aseg *s = wp[i];
+
 			wp[i] = &s->ans[__builtin_popcountll(s->lv & a_mask((unsigned)(k[i] >> 8) & 63)) - 1];
 			__builtin_prefetch(wp[i]);
 		}
+#pragma GCC unroll 4
 		for (unsigned i = 0; i < m; i++) {
-			aword v = *wp[i];
+			aword v = *(const aword *)wp[i];
 
 			/* (alias indexes 1 and 3 share A_ASK's bit) */
-			if (__builtin_expect((v & A_DEEP) | (v == A_ASK), 0)) {
+			if (__builtin_expect(v & A_DEEP, 0) || __builtin_expect(v == A_ASK, 0)) {
 				odd[nodd++] = (uint8_t)i;
 				continue;
 			}
-			if (rf)
+			if (refs)
 				rf[i] = v;
 			else
 				a_result(A, v, &r[i]);
 		}
 		for (unsigned j = 0; j < nodd; j++) {
 			unsigned i = odd[j];
-			aword v = *wp[i];
+			aword v = *(const aword *)wp[i];
 
 			if (v & A_DEEP)
 				v = a_deep_word(a_deep(A, v), k[i]);
-			if (v == A_ASK && rf)
+			if (v == A_ASK && refs)
 				rf[i] = TN(ref_of)(t, TN(lookup_trie)(t, k[i], table, 0));
 			else if (v == A_ASK)
 				r[i] = TN(lookup_trie)(t, k[i], table, 0);
-			else if (rf)
+			else if (refs)
 				rf[i] = v;
 			else
 				a_result(A, v, &r[i]);
 		}
 	}
+}
+
+static inline __attribute__((always_inline)) void
+a_lookup_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys,
+	       uint32_t table, struct fib_result *res, uint32_t *ref, size_t n)
+{
+	if (ref)
+		a_batch(t, A, keys, table, NULL, ref, n, 1);
+	else
+		a_batch(t, A, keys, table, res, NULL, n, 0);
 }
 
 /* ------------------------------------------------------------- building */
