@@ -235,6 +235,19 @@ lookup_client_wait(int fd, unsigned spin_us)
 	return rc < 0 ? -errno : 0;
 }
 
+/* Send one request: its header and body in one message. 0 or -errno. */
+static inline int
+lookup_send_parts(int fd, const void *hdr, size_t hlen, const void *body, size_t blen)
+{
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)body, blen } };
+	struct msghdr mh;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
 /*
  * Send one version 1 request: n (1..256) addresses of one family (4 or
  * 16 bytes each, packed, network order) in table (0: default), flags
@@ -245,8 +258,6 @@ lookup_client_send(int fd, int family, uint32_t table, unsigned flags, const voi
 		   unsigned n, uint32_t id)
 {
 	struct lookup_req req;
-	struct iovec iov[2];
-	struct msghdr mh;
 
 	if (n == 0 || n > LOOKUP_BATCH_MAX)
 		return -EINVAL;
@@ -258,16 +269,7 @@ lookup_client_send(int fd, int family, uint32_t table, unsigned flags, const voi
 	req.table = table;
 	req.id = id;
 	req.count = (uint16_t)n;
-	iov[0].iov_base = &req;
-	iov[0].iov_len = sizeof(req);
-	iov[1].iov_base = (void *)addrs;
-	iov[1].iov_len = n * (family == AF_INET6 ? 16 : 4);
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-		return -errno;
-	return 0;
+	return lookup_send_parts(fd, &req, sizeof(req), addrs, n * (family == AF_INET6 ? 16 : 4));
 }
 
 /*
@@ -547,6 +549,19 @@ lookup2_parse(struct lookup2_map *m, size_t got, unsigned n, uint32_t *ids, uint
 	return 0;
 }
 
+/* A version 2 request header. */
+static inline void
+lookup2_req_fill(struct lookup_req2 *req, int family, unsigned flags, unsigned n, uint32_t id)
+{
+	memset(req, 0, sizeof(*req));
+	req->magic = LOOKUP_MAGIC;
+	req->version = LOOKUP_VERSION2;
+	req->family = (uint8_t)family;
+	req->flags = (uint8_t)flags;
+	req->count = (uint16_t)n;
+	req->id = id;
+}
+
 /*
  * Send one version 2 request: n (1..256) flows of family, flags
  * LOOKUP2_Q_* (0: records with their prefix), id echoed in the answer.
@@ -558,28 +573,11 @@ lookup2_send(int fd, int family, unsigned flags, const struct lookup_flow *flows
 	     uint32_t id)
 {
 	struct lookup_req2 req;
-	struct iovec iov[2];
-	struct msghdr mh;
 
 	if (n == 0 || n > LOOKUP_BATCH_MAX)
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.magic = LOOKUP_MAGIC;
-	req.version = LOOKUP_VERSION2;
-	req.family = (uint8_t)family;
-	req.flags = (uint8_t)flags;
-	req.count = (uint16_t)n;
-	req.id = id;
-	iov[0].iov_base = &req;
-	iov[0].iov_len = sizeof(req);
-	iov[1].iov_base = (void *)flows;
-	iov[1].iov_len = n * sizeof(*flows);
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-		return -errno;
-	return 0;
+	lookup2_req_fill(&req, family, flags, n, id);
+	return lookup_send_parts(fd, &req, sizeof(req), flows, n * sizeof(*flows));
 }
 
 /*
@@ -592,28 +590,11 @@ static inline int
 lookup2_send_dst(int fd, int family, unsigned flags, const void *addrs, unsigned n, uint32_t id)
 {
 	struct lookup_req2 req;
-	struct iovec iov[2];
-	struct msghdr mh;
 
 	if (n == 0 || n > LOOKUP_BATCH_MAX || (family != AF_INET && family != AF_INET6))
 		return -EINVAL;
-	memset(&req, 0, sizeof(req));
-	req.magic = LOOKUP_MAGIC;
-	req.version = LOOKUP_VERSION2;
-	req.family = (uint8_t)family;
-	req.flags = (uint8_t)(flags | LOOKUP2_Q_DST);
-	req.count = (uint16_t)n;
-	req.id = id;
-	iov[0].iov_base = &req;
-	iov[0].iov_len = sizeof(req);
-	iov[1].iov_base = (void *)addrs;
-	iov[1].iov_len = n * (family == AF_INET6 ? 16 : 4);
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-		return -errno;
-	return 0;
+	lookup2_req_fill(&req, family, flags | LOOKUP2_Q_DST, n, id);
+	return lookup_send_parts(fd, &req, sizeof(req), addrs, n * (family == AF_INET6 ? 16 : 4));
 }
 
 /*

@@ -688,6 +688,33 @@ START_TEST(test_v2_answers)
 }
 END_TEST
 
+/* Add an IPv6 route to pfx in main with npaths (1..3) paths via fe80::1.. */
+static void
+add_route6(const char *pfx, unsigned npaths)
+{
+	struct fib_route r;
+	struct fib_nh nh[3];
+	uint8_t fam;
+
+	memset(&r, 0, sizeof(r));
+	memset(nh, 0, sizeof(nh));
+	ck_assert_int_eq(fib_prefix_parse(pfx, &r.dst, &r.plen, &fam), 0);
+	r.family = fam;
+	r.type = FIB_UNICAST;
+	r.table = 254;
+	r.priority = 1024;
+	for (unsigned k = 0; k < npaths; k++) {
+		nh[k].gw_family = AF_INET6;
+		inet_pton(AF_INET6, "fe80::1", nh[k].gw.b);
+		nh[k].gw.b[15] += (uint8_t)k;
+		nh[k].ifindex = 2 + k;
+		nh[k].weight = 1;
+	}
+	r.nh = nh;
+	r.nh_count = (uint8_t)npaths;
+	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+}
+
 /* IPv6 flows (flow labels, a 3-path route, a miss) against fib_resolve_rcu. */
 START_TEST(test_v2_ipv6)
 {
@@ -699,29 +726,8 @@ START_TEST(test_v2_ipv6)
 	uint64_t x = 99;
 	int fd;
 
-	for (unsigned p = 0; p < 3; p++) {
-		struct fib_route r;
-		struct fib_nh nh[3];
-		uint8_t fam;
-
-		memset(&r, 0, sizeof(r));
-		memset(nh, 0, sizeof(nh));
-		ck_assert_int_eq(fib_prefix_parse(pfx[p], &r.dst, &r.plen, &fam), 0);
-		r.family = fam;
-		r.type = FIB_UNICAST;
-		r.table = 254;
-		r.priority = 1024;
-		for (unsigned k = 0; k <= p; k++) {
-			nh[k].gw_family = AF_INET6;
-			inet_pton(AF_INET6, "fe80::1", nh[k].gw.b);
-			nh[k].gw.b[15] += (uint8_t)k;
-			nh[k].ifindex = 2 + k;
-			nh[k].weight = 1;
-		}
-		r.nh = nh;
-		r.nh_count = (uint8_t)(p + 1);
-		ck_assert_int_eq(fib_add(fib, &r, 0), 0);
-	}
+	for (unsigned p = 0; p < 3; p++)
+		add_route6(pfx[p], p + 1);
 	fd = lookup_client_connect(path);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(lookup2_map_init(&m), 0);
@@ -822,29 +828,10 @@ START_TEST(test_v2_dst)
 	uint32_t ids[LOOKUP_BATCH_MAX];
 	uint8_t errs[LOOKUP_BATCH_MAX];
 	struct lookup2_map m;
-	struct fib_route r;
-	struct fib_nh nh[2];
-	uint8_t fam;
 	uint64_t x = 4242;
 	int fd;
 
-	memset(&r, 0, sizeof(r));
-	memset(nh, 0, sizeof(nh));
-	ck_assert_int_eq(fib_prefix_parse("2001:db8:7::/48", &r.dst, &r.plen, &fam), 0);
-	r.family = fam;
-	r.type = FIB_UNICAST;
-	r.table = 254;
-	r.priority = 1024;
-	for (unsigned k = 0; k < 2; k++) {
-		nh[k].gw_family = AF_INET6;
-		inet_pton(AF_INET6, "fe80::1", nh[k].gw.b);
-		nh[k].gw.b[15] += (uint8_t)k;
-		nh[k].ifindex = 2 + k;
-		nh[k].weight = 1;
-	}
-	r.nh = nh;
-	r.nh_count = 2;
-	ck_assert_int_eq(fib_add(fib, &r, 0), 0);
+	add_route6("2001:db8:7::/48", 2);
 	fd = lookup_client_connect(path);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(lookup2_map_init(&m), 0);
