@@ -85,8 +85,10 @@
  * The client API below is header-only (static inline): connect, query,
  * close; for version 2 lookup2_map_init, lookup2_query, lookup2_record
  * and lookup2_map_free (the map holds the records and the receive
- * buffer). Context: any; one connection per thread, one map per
- * connection.
+ * buffer). Pipelining clients send and receive apart (lookup_client_send
+ * and _recv, lookup2_send or lookup2_send_dst and lookup2_recv) and may
+ * wait for an answer spinning briefly (lookup_client_wait). Context:
+ * any; one connection per thread, one map per connection.
  *
  * It lives beside the code that serves it (daemon/lookup.c) and installs
  * as $(includedir)/fib/lookup_proto.h: clients #include <fib/lookup_proto.h>.
