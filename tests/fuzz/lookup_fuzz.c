@@ -185,8 +185,12 @@ model2_status(const struct lookup_req2 *q, size_t len)
 		return EINVAL;
 	if (q->family != AF_INET && q->family != AF_INET6)
 		return EAFNOSUPPORT;
-	if (q->count < 1 || q->count > LOOKUP_BATCH_MAX || (q->flags & ~LOOKUP2_Q_PLEN) || q->pad ||
-	    len != sizeof(*q) + q->count * sizeof(*w))
+	if (q->count < 1 || q->count > LOOKUP_BATCH_MAX ||
+	    (q->flags & ~(LOOKUP2_Q_PLEN | LOOKUP2_Q_DST)) || q->pad)
+		return EINVAL;
+	if (q->flags & LOOKUP2_Q_DST) /* bare destinations: only the size */
+		return len == sizeof(*q) + q->count * (q->family == AF_INET ? 4u : 16u) ? 0 : EINVAL;
+	if (len != sizeof(*q) + q->count * sizeof(*w))
 		return EINVAL;
 	for (unsigned i = 0; i < q->count; i++) {
 		const struct lookup_flow *f = &w[i];
@@ -270,9 +274,10 @@ check_rec(int family, const struct lookup_flow *f, const struct lookup2_entry *e
 static void
 check_v2(size_t len, size_t out)
 {
-	const struct lookup_req2 *q = (const struct lookup_req2 *)th.req_buf;
+	const struct lookup_req2 *q = (const struct lookup_req2 *)th.req_buf[0];
 	const struct lookup_resp2 *r = (const struct lookup_resp2 *)th.resp_buf;
 	const struct lookup_flow *w = (const struct lookup_flow *)(q + 1);
+	struct lookup_flow dst;
 	uint32_t ids[LOOKUP_BATCH_MAX];
 	uint8_t errs[LOOKUP_BATCH_MAX];
 	int status = model2_status(q, len);
@@ -291,9 +296,19 @@ check_v2(size_t len, size_t out)
 	if (lookup2_parse(&map, out, q->count, ids, errs) != 0)
 		abort();
 	for (unsigned i = 0; i < q->count; i++) {
+		const struct lookup_flow *f = &w[i];
+
 		if (ids[i] > LOOKUP2_IDS_MAX)
 			abort();
-		check_rec(q->family, &w[i], lookup2_record(&map, ids[i]), errs[i],
+		if (q->flags & LOOKUP2_Q_DST) {
+			/* the flow of `ip route get ADDR`: all else zero */
+			size_t alen = q->family == AF_INET ? 4 : 16;
+
+			memset(&dst, 0, sizeof(dst));
+			memcpy(dst.dst, (const uint8_t *)(q + 1) + i * alen, alen);
+			f = &dst;
+		}
+		check_rec(q->family, f, lookup2_record(&map, ids[i]), errs[i],
 			  (q->flags & LOOKUP2_Q_PLEN) ? map.plen[i] : -1);
 	}
 }
@@ -345,19 +360,20 @@ check_result(const struct lookup_req *q, unsigned i, const uint8_t *a,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct lookup_req *q = (const struct lookup_req *)th.req_buf;
+	const struct lookup_req *q = (const struct lookup_req *)th.req_buf[0];
 	const struct lookup_resp *r = (const struct lookup_resp *)th.resp_buf;
 	const struct lookup_result *res = (const struct lookup_result *)(r + 1);
 	const struct lookup_nh *nh;
 	const uint8_t *addr = (const uint8_t *)(q + 1);
-	size_t len = size < sizeof(th.req_buf) ? size : sizeof(th.req_buf);
+	size_t len = size < sizeof(th.req_buf[0]) ? size : sizeof(th.req_buf[0]);
 	size_t out, alen;
 	uint32_t nh_next = 0;
 	int status;
 
 	/* recv() leaves the rest of the buffer as the last request had it:
 	 * keep that, the answer must not depend on it. */
-	memcpy(th.req_buf, data, len);
+	memcpy(th.req_buf[0], data, len);
+	th.req = th.req_buf[0]; /* as lookup_serve sets it for each request */
 	out = lookup_answer(&th, &conn, len);
 
 	if (out < sizeof(*r) || out > LOOKUP_RESP_BUF)
