@@ -47,6 +47,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_rcu.h"
 #include "tests/unit/ck_run.h"
 
 #ifndef FIB_FAULT_INJECTION
@@ -464,6 +465,7 @@ accel4_fault_suite(void)
 	Suite *s = suite_create("accel4_fault");
 	TCase *tc = tcase_create("accel4");
 
+	ck_rcu_fixture(tc);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_load);
 	tcase_add_loop_test(tc, test_change, 0, (int)(sizeof(change_ops) / sizeof(change_ops[0])));

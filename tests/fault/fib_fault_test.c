@@ -45,6 +45,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_rcu.h"
 #include "tests/unit/ck_run.h"
 
 #ifndef FIB_FAULT_INJECTION
@@ -740,6 +741,7 @@ fault_suite(void)
 	Suite *s = suite_create("fib_fault");
 	TCase *tc = tcase_create("alloc");
 
+	ck_rcu_fixture(tc);
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, test_add_new, 0, 2);
 	tcase_add_loop_test(tc, test_add_existing, 0, 2);

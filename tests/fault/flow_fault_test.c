@@ -49,6 +49,7 @@
 
 #include "fib/fib.h"
 #include "cache/flow.h"
+#include "tests/unit/ck_rcu.h"
 #include "tests/unit/ck_run.h"
 
 #ifndef FIB_FAULT_INJECTION
@@ -698,6 +699,7 @@ fault_suite(void)
 	Suite *s = suite_create("flow_fault");
 	TCase *tc = tcase_create("alloc");
 
+	ck_rcu_fixture(tc);
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_new, 0, 2);
 	tcase_add_loop_test(tc, test_live_ops, OP_MISS, OP_NOP);

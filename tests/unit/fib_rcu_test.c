@@ -26,6 +26,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_rcu.h"
 #include "tests/unit/ck_run.h"
 
 #ifdef __SANITIZE_THREAD__
@@ -221,6 +222,7 @@ main(void)
 	TCase *tc = tcase_create("race");
 	int ret;
 
+	ck_rcu_fixture(tc);
 	if (ck_short()) {
 		ns = NS_SHORT;
 		nc = NC_SHORT;

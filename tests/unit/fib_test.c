@@ -20,6 +20,7 @@
 
 #include "fib/fib.h"
 #include "tests/unit/lpm_model.h"
+#include "tests/unit/ck_rcu.h"
 #include "tests/unit/ck_run.h"
 
 static const char *last_op = "";
@@ -906,6 +907,7 @@ fib_suite(void)
 	Suite *s = suite_create("fib");
 	TCase *tc = tcase_create("trie");
 
+	ck_rcu_fixture(tc);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_corner);
 	tcase_add_loop_test(tc, test_ref_deep_alias, 0, 2);

@@ -5,7 +5,7 @@
 # `make check-valgrind`. Fault injection is in tests/fault/local.mk.
 # Every Check program ends with ck_run() (tests/unit/ck_run.h): one fork
 # mode, output and exit status for all.
-noinst_HEADERS += tests/unit/ck_run.h
+noinst_HEADERS += tests/unit/ck_run.h tests/unit/ck_rcu.h
 EXTRA_DIST += tests/unit/tsan.supp
 
 # fib: randomized differential tests against a naive longest-prefix
@@ -14,10 +14,10 @@ check_PROGRAMS += tests/unit/fib_test tests/unit/fib_rcu_test
 TESTS += tests/unit/fib_test tests/unit/fib_rcu_test
 tests_unit_fib_test_SOURCES = tests/unit/fib_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
 tests_unit_fib_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_fib_test_LDADD = fib/libfib.la $(CHECK_LIBS)
+tests_unit_fib_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS)
 tests_unit_fib_rcu_test_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
 tests_unit_fib_rcu_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) -lpthread
+tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
 # The pool's handles, against pool.c itself (libfib exports fib_ only).
 check_PROGRAMS += tests/unit/pool_test
 TESTS += tests/unit/pool_test
