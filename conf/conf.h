@@ -81,6 +81,9 @@ struct conf_fib {
 					  * compaction is considered; 0: never */
 	unsigned compact_margin;         /* 10 (%): compact when the FIB holds
 					  * this much more than a fresh build */
+	unsigned accel_min_routes;       /* 100000: a table other than main
+					  * with this many routes of a family
+					  * gets a compiled table; 0: main only */
 };
 
 /* Flow cache and its expiry worker. */

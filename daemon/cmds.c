@@ -891,6 +891,11 @@ fibd_show_trie(struct fibd *d, struct evbuffer *out, int family)
 		evbuffer_add_printf(out, "%s.null_pointers %llu\n", k,
 				    (unsigned long long)t->null_pointers);
 		evbuffer_add_printf(out, "%s.bytes %llu\n", k, (unsigned long long)t->bytes);
+		evbuffer_add_printf(out, "%s.compiled_tables %u\n", k, t->accel_tables);
+		evbuffer_add_printf(out, "%s.compiled_table_ids ", k);
+		for (unsigned i = 0; i < t->accel_tables; i++)
+			evbuffer_add_printf(out, "%s%u", i ? "," : "", t->accel_table_ids[i]);
+		evbuffer_add_printf(out, "%s\n", t->accel_tables ? "" : "-");
 		evbuffer_add_printf(out, "%s.resizes %llu\n", k, (unsigned long long)t->resizes);
 		evbuffer_add_printf(out, "%s.inflates %llu\n", k, (unsigned long long)t->inflates);
 		evbuffer_add_printf(out, "%s.halves %llu\n", k, (unsigned long long)t->halves);

@@ -24,6 +24,7 @@ settings_fib(const struct conf *c, struct fib_params *p)
 	p->inflate_threshold_root = c->fib.inflate_threshold_root;
 	p->halve_threshold_root = c->fib.halve_threshold_root;
 	p->sync_pages = c->fib.sync_pages;
+	p->accel_min_routes = c->fib.accel_min_routes;
 	p->reclaim_mode =
 	    c->fib.reclaim == CONF_RECLAIM_SYNC ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU;
 }

@@ -163,6 +163,12 @@ a_serves(const struct accel *A, uint32_t table)
 	return A->table == table;
 }
 
+static inline uint32_t
+a_table(const struct accel *A)
+{
+	return A->table;
+}
+
 static inline void
 a_result(const struct accel *A, aword v, struct fib_result *r)
 {
@@ -645,13 +651,11 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
  * published the segments that no longer name it.
  */
 static void
-a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+a_invalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 {
-	struct accel *A = t->accel;
-
 	(void)key;
 	(void)slen;
-	if (!A || A->holding)
+	if (A->holding)
 		return;
 	reclaim_hold(t->ctx->rc);
 	A->holding = true;
@@ -660,13 +664,10 @@ a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 /* After the change: rebuild the /18s the leaf's shortest prefix (slen,
  * before or after the change) covers. */
 static void
-a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+a_revalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 {
-	struct accel *A = t->accel;
 	unsigned long c0, cnt;
 
-	if (!A)
-		return;
 	a_range(key, slen, &c0, &cnt);
 	a_build_range(t, A, c0, cnt, true, false, NULL, NULL);
 	if (A->holding) {
@@ -748,24 +749,6 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 	return A;
 }
 
-/*
- * Replace the whole table after the trie got a new root (bulk load,
- * flush) or table (parameters), before the old trie is released. Without
- * memory the trie answers everything until the next bulk load.
- */
-static void
-a_replace(struct TRIE_PREFIX *t)
-{
-	struct accel *old = t->accel, *A = NULL;
-	uint32_t table = t->ctx->params.accel_table;
-
-	if (table)
-		A = a_build_all(t, table);
-	T_STORE(t->accel, A);
-	if (old)
-		a_retire_all(t, old);
-}
-
 static size_t
 a_bytes(const struct accel *A)
 {
@@ -809,14 +792,11 @@ a_scratch_free(struct TRIE_PREFIX *t)
  * outside them equal the trie's own lookups.
  */
 static int
-a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
+a_check(struct TRIE_PREFIX *t, struct accel *A, char *buf, size_t len)
 {
-	struct accel *A = t->accel;
 	bool differs = false;
 	unsigned long where = 0, asks = 0;
 
-	if (!A)
-		return 0;
 	for (unsigned long c = 0; c < A_NDP; c++) {
 		asks += A->dir[c] == A->askseg;
 		if (A->dir[c] == A->askseg && !a_failed(A, c)) {

@@ -191,19 +191,16 @@ a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv
 	return 0;
 }
 
-/* The table's part of the trie's stats. */
+/* The table's part of the trie's stats, added to what is there. */
 static void
-a_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
+a_stats(const struct accel *A, struct fib_trie_stats *st)
 {
-	const struct accel *A = t->accel;
+	size_t bytes = a_bytes(A);
 
-	if (!A)
-		return;
-	st->accel_table = A->table;
-	st->accel_bytes = a_bytes(A);
-	st->accel_blocks = A->blocks;
-	st->accel_nodes = A->nodes;
-	st->accel_answers = A->answers;
-	st->accel_asks = A->asks;
-	st->bytes += st->accel_bytes;
+	st->accel_bytes += bytes;
+	st->accel_blocks += A->blocks;
+	st->accel_nodes += A->nodes;
+	st->accel_answers += A->answers;
+	st->accel_asks += A->asks;
+	st->bytes += bytes;
 }

@@ -162,6 +162,12 @@ a_serves(const struct accel *A, uint32_t table)
 	return A->table == table;
 }
 
+static inline uint32_t
+a_table(const struct accel *A)
+{
+	return A->table;
+}
+
 static inline void
 a_result(const struct accel *A, aword v, struct fib_result *r)
 {
@@ -968,14 +974,11 @@ a_slot_word(struct ablk *blk, unsigned D, tkey key)
  * the dp entry) and kept for a_revalidate to reuse.
  */
 static void
-a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+a_invalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 {
-	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
 	aword e;
 
-	if (!A)
-		return;
 	memset(A->lens, 0, sizeof(A->lens));
 	a_leaf_lens(t, key, A->lens);
 	A->held = 0;
@@ -1127,15 +1130,12 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 /* After the change: the defaults of the /16s the leaf's short prefixes
  * cover, and the tree of its own /16. */
 static void
-a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+a_revalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 {
-	struct accel *A = t->accel;
 	unsigned long c0, cnt, kc = a_top(key);
 	aword small[256], *dflt;
 	uint64_t lens[3];
 
-	if (!A)
-		return;
 	memcpy(lens, A->lens, sizeof(lens));
 	memset(A->lens, 0, sizeof(A->lens));
 	a_leaf_lens(t, key, lens);
@@ -1209,28 +1209,6 @@ a_build_all(struct TRIE_PREFIX *t, uint32_t table)
 		return NULL;
 	}
 	return A;
-}
-
-/*
- * Replace the whole table after the trie got a new root (bulk load,
- * flush) or table (parameters), before the old trie is released. Without
- * memory the trie answers everything until the next bulk load.
- */
-static void
-a_replace(struct TRIE_PREFIX *t)
-{
-	struct accel *old = t->accel, *A = NULL;
-#if TRIE_KEYBITS == 32
-	uint32_t table = t->ctx->params.accel_table;
-#else
-	uint32_t table = t->ctx->params.accel_table6;
-#endif
-
-	if (table)
-		A = a_build_all(t, table);
-	T_STORE(t->accel, A);
-	if (old)
-		a_retire_all(t, old);
 }
 
 static size_t
@@ -1323,15 +1301,12 @@ a_scratch_free(struct TRIE_PREFIX *t)
  * outside them equal the trie's own lookups.
  */
 static int
-a_check(struct TRIE_PREFIX *t, char *buf, size_t len)
+a_check(struct TRIE_PREFIX *t, struct accel *A, char *buf, size_t len)
 {
-	const struct accel *A = t->accel;
 	struct accel *F;
 	uint64_t asks = 0;
 	int err = 0;
 
-	if (!A)
-		return 0;
 	/* the copy is kept: checks run after every step of the tests */
 	F = t->acheck;
 	if (!F) {

@@ -43,6 +43,7 @@ fib_params_default(struct fib_params *p)
 	p->reclaim_mode = FIB_RECLAIM_CALL_RCU;
 	p->accel_table = 254; /* RT_TABLE_MAIN */
 	p->accel_table6 = 254;
+	p->accel_min_routes = 100000;
 }
 
 static int
@@ -125,14 +126,15 @@ fib_set_params(struct fib *fib, const struct fib_params *p)
 	if (!fib_params_valid(p))
 		return -EINVAL;
 	uint32_t accel = fib->ctx.params.accel_table, accel6 = fib->ctx.params.accel_table6;
+	bool min = p->accel_min_routes != fib->ctx.params.accel_min_routes;
 
 	fib->ctx.params = *p;
 	reclaim_set(fib->ctx.rc, p->sync_pages, p->reclaim_mode);
-	if (p->accel_table != accel || p->accel_table6 != accel6) {
+	if (p->accel_table != accel || p->accel_table6 != accel6 || min) {
 		fib_begin(fib);
-		if (p->accel_table != accel)
+		if (p->accel_table != accel || min)
 			trie4_accel_reset(fib->t4);
-		if (p->accel_table6 != accel6)
+		if (p->accel_table6 != accel6 || min)
 			trie6_accel_reset(fib->t6);
 		fib_end(fib);
 	}

@@ -144,6 +144,9 @@ struct fib_match {
 	const struct fib_info *info; /* valid until fib_read_unlock() */
 };
 
+/* Compiled tables per family: accel_table and up to 7 others. */
+#define FIB_ACCEL_TABLES 8
+
 /* Tunables; defaults from Linux fib_trie. */
 enum fib_reclaim_mode {
 	FIB_RECLAIM_CALL_RCU = 0, /* hand each batch to call_rcu: the writer never waits */
@@ -164,6 +167,13 @@ struct fib_params {
 	 * the blocks on its path: about 10 us at the median). */
 	uint32_t accel_table;
 	uint32_t accel_table6;
+	/* Any other table (a VRF holding a full table) gets a compiled table
+	 * of its own once it holds this many routes of one family, up to
+	 * FIB_ACCEL_TABLES - 1 such tables per family, and loses it below half
+	 * of it. 0: only accel_table. Default 100000. The build runs in the
+	 * writer's call that crosses the threshold (about as long as a bulk
+	 * load's compiled table). */
+	uint32_t accel_min_routes;
 };
 
 /* Fill p with the defaults. Context: any. */
@@ -332,8 +342,11 @@ struct fib_trie_stats {
 	uint32_t depth_max;
 	uint64_t bytes; /* nodes + leaves + compiled table, as allocated from the pools */
 	uint64_t resizes, inflates, halves, collapses;
-	/* the compiled lookup table (params accel_table; 0: none) */
+	/* the compiled lookup tables: params accel_table (0: none) and the
+	 * others' (accel_min_routes); the counts below add them all up */
 	uint32_t accel_table;
+	uint32_t accel_tables; /* how many: accel_table_ids[0 .. accel_tables) */
+	uint32_t accel_table_ids[FIB_ACCEL_TABLES];
 	uint64_t accel_bytes, accel_blocks, accel_nodes, accel_answers;
 	uint64_t accel_asks; /* dp entries (/18s, /16s) the trie answers for now */
 };

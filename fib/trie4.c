@@ -11,3 +11,4 @@
 #else
 #include "fib/accel4_impl.h"
 #endif
+#include "fib/accel_set.h"

@@ -7,3 +7,4 @@
 #define TRIE_KEYBITS 128
 #include "fib/trie_impl.h"
 #include "fib/accel_impl.h"
+#include "fib/accel_set.h"

@@ -1152,11 +1152,11 @@ TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
 A_CLONES struct fib_result
 TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 {
-	const struct accel *A = T_LOAD(t->accel);
+	const struct accel *A = tos ? NULL : as_for(t, table);
 	struct fib_result res;
 	aword v;
 
-	if (!A || !a_serves(A, table) || tos)
+	if (!A)
 		return TN(lookup_trie)(t, key, table, tos);
 	v = a_lookup(A, key);
 	if (v == A_ASK)
@@ -1169,9 +1169,9 @@ A_CLONES void
 TN(lookup_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 		 struct fib_result *res, size_t n)
 {
-	const struct accel *A = T_LOAD(t->accel);
+	const struct accel *A = as_for(t, table);
 
-	if (A && a_serves(A, table))
+	if (A)
 		a_lookup_batch(t, A, keys, table, res, NULL, n);
 	else
 		TN(lookup_batch_trie)(t, keys, table, res, n);
@@ -1181,11 +1181,11 @@ A_CLONES void
 TN(lookup_ref_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 		     uint32_t *ref, size_t n)
 {
-	const struct accel *A = T_LOAD(t->accel);
+	const struct accel *A = as_for(t, table);
 	enum { CHUNK = 64 };
 	struct fib_result res[CHUNK];
 
-	if (A && a_serves(A, table)) {
+	if (A) {
 		a_lookup_batch(t, A, keys, table, NULL, ref, n);
 		return;
 	}
@@ -1201,7 +1201,7 @@ TN(lookup_ref_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t tab
 void
 TN(accel_reset)(struct TRIE_PREFIX *t)
 {
-	a_replace(t);
+	as_replace(t);
 }
 
 /* Kernel order: slen ascending, table descending, tos descending,
@@ -1284,15 +1284,20 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 	l = find_leaf(t, key, path, &depth);
 	if (!l) {
 		err = TN(add_leaf)(t, path, depth, key, &na);
-		if (!err)
-			a_revalidate(t, key, slen);
+		if (!err) {
+			as_revalidate(t, key, slen);
+			as_count(t, r->table, 1);
+		}
 		return err;
 	} else {
 		unsigned oslen = l->kv.slen > slen ? l->kv.slen : slen;
+		size_t before = t->routes;
 
-		a_invalidate(t, key, oslen);
+		as_invalidate(t, key, oslen);
 		err = TN(add_alias)(t, path, depth, l, &na, r, flags);
-		a_revalidate(t, key, oslen);
+		as_revalidate(t, key, oslen);
+		if (!err && t->routes != before)
+			as_count(t, r->table, 1); /* not a replacement */
 		return err;
 	}
 }
@@ -1419,7 +1424,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		return -ENOENT;
 	fi = l->fa[at].fi;
 	oslen = l->kv.slen;
-	a_invalidate(t, key, oslen);
+	as_invalidate(t, key, oslen);
 	if (n == 1) {
 		put_child_root(t, tp, key, NULL);
 		if (tp) {
@@ -1432,7 +1437,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	} else {
 		struct tleaf *nl = leaf_new(t, key, n - 1);
 		if (!nl) {
-			a_revalidate(t, key, oslen);
+			as_revalidate(t, key, oslen);
 			return -ENOMEM;
 		}
 		memcpy(nl->fa, l->fa, at * sizeof(nl->fa[0]));
@@ -1446,7 +1451,8 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	}
 	info_put(t->ctx->it, fi);
 	T_STORE8(t->routes, t->routes - 1);
-	a_revalidate(t, key, oslen);
+	as_revalidate(t, key, oslen);
+	as_count(t, r->table, -1);
 	return 0;
 }
 
@@ -1721,6 +1727,7 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 		return -EUCLEAN;
 	}
 	TN(load_entries)(e, m, r, n);
+	as_load_begin(t);
 	for (size_t i = 0, j; i < ne; i = j) {
 		for (j = i + 1; j < ne && e[j].key == e[i].key; j++)
 			;
@@ -1729,6 +1736,8 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 			err = -ENOMEM;
 			break;
 		}
+		for (unsigned a = 0; a < L[nl]->kv.n; a++)
+			as_load_note(t, L[nl]->fa[a].table);
 		*routes += L[nl++]->kv.n;
 	}
 	root = err ? NULL : load_build(t, L, 0, nl, true, &err);
@@ -1757,7 +1766,8 @@ TN(load_publish)(struct TRIE_PREFIX *t, void *tree, size_t routes)
 	T_STORE(t->root, (struct tkv *)tree);
 	T_STORE8(t->routes, routes);
 	rfb_rebuild(t);
-	a_replace(t);
+	as_load_publish(t);
+	as_replace(t);
 	tree_release(t, old, true);
 }
 
@@ -1776,7 +1786,8 @@ TN(flush)(struct TRIE_PREFIX *t)
 
 	T_STORE(t->root, NULL);
 	rfb_rebuild(t);
-	a_replace(t);
+	as_counts_clear(t);
+	as_replace(t);
 	tree_release(t, old, true);
 	T_STORE8(t->routes, 0);
 }
@@ -1795,7 +1806,7 @@ TN(new)(struct fib_ctx *ctx)
 void
 TN(free)(struct TRIE_PREFIX *t)
 {
-	a_scratch_free(t);
+	as_free(t);
 	free(t);
 }
 
@@ -1943,7 +1954,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 		stats_rec(t->root, 0, st);
 	if (t->rfb)
 		st->bytes += rfb_size(t->rfb->len);
-	a_stats(t, st);
+	as_stats(t, st);
 	st->resizes = t->resizes;
 	st->inflates = t->inflates;
 	st->halves = t->halves;
@@ -2030,11 +2041,11 @@ TN(check)(struct TRIE_PREFIX *t, char *buf, size_t len)
 
 	if (!t->root) {
 		CHECK(t->routes == 0, "empty trie counts %zu routes", t->routes);
-		return a_check(t, buf, len);
+		return as_check(t, buf, len);
 	}
 	s = check_rec(t->root, NULL, 0, &routes, buf, len);
 	if (s < 0)
 		return s;
 	CHECK(routes == t->routes, "trie counts %zu routes, holds %zu", t->routes, routes);
-	return a_check(t, buf, len);
+	return as_check(t, buf, len);
 }

@@ -2,7 +2,7 @@
 /*
  * DOC: where the LC-trie and its compiled lookup table meet
  *
- * One trie instance (trie4.c, trie6.c) is three parts, included in this
+ * One trie instance (trie4.c, trie6.c) is four parts, included in this
  * order by the instance file after it defines TRIE_PREFIX, TRIE_KEY and
  * TRIE_KEYBITS:
  *
@@ -10,12 +10,14 @@
  *   fib/accel4_impl.h      the compiled table: the run-bitmap one for
  *   or fib/accel_impl.h    IPv4, the poptrie-like one for IPv6 (and for
  *                          IPv4 with -DFIB_ACCEL4_POPTRIE)
+ *   fib/accel_set.h        which routing tables have one (main, and
+ *                          those above params accel_min_routes)
  *
- * This file holds what both parts need: the key type, the trie's element
+ * This file holds what the parts need: the key type, the trie's element
  * types (which the table walks when it builds), the instance's struct,
- * the answer word, and the few functions each side calls in the other,
- * declared here and defined in the part that owns them. Neither part
- * includes the other, so each reads alone against this file.
+ * the answer word, and the few functions each part calls in another,
+ * declared here and defined in the part that owns them. No part
+ * includes another, so each reads alone against this file.
  *
  * An answer word (aword) of either table is 0 (no route), A_ASK (the
  * trie answers: an alias the word cannot name, or a part of the table
@@ -90,10 +92,31 @@ struct rootfb {
 
 struct accel;
 
+/* Routes of one table in this trie (fib/accel_set.h). Writer only. */
+struct atab {
+	uint32_t table;
+	uint32_t routes;
+	bool failed; /* its compiled table could not be built: not again
+		      * until the next whole rebuild */
+};
+
+struct atabs {
+	struct atab *v;
+	size_t n, cap;
+	bool lost; /* a table could not be counted (ENOMEM): counts are low */
+};
+
 struct TRIE_PREFIX {
 	struct tkv *root;
 	struct rootfb *rfb;
-	struct accel *accel; /* compiled table (accel_impl.h), NULL if off */
+	/* The compiled tables (fib/accel_set.h): [0] for params accel_table
+	 * (accel_table6), the others for tables of at least params
+	 * accel_min_routes routes; NULL where none. nextra: how many of
+	 * [1..] are set, so that lookups of other tables skip the scan. */
+	struct accel *accel[FIB_ACCEL_TABLES];
+	unsigned nextra;
+	struct atabs tabs;   /* writer: routes per table */
+	struct atabs ltabs;  /* load_prepare's counts, for load_publish */
 	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
 	struct accel *acheck; /* fib_check's copy, kept */
 	struct fib_ctx *ctx;
@@ -131,11 +154,13 @@ typedef uint32_t aword;
 
 /*
  * The compiled table's side, defined by fib/accel4_impl.h or
- * fib/accel_impl.h. t->accel is NULL when there is no table.
+ * fib/accel_impl.h, one table (one routing table's tos-0 routes) each.
  */
 
 /* Does A answer lookups (tos 0) of table? Context: reader. */
 static inline bool a_serves(const struct accel *A, uint32_t table);
+/* The table A answers. Context: any. */
+static inline uint32_t a_table(const struct accel *A);
 /* The answer word for key. Context: reader. */
 static inline aword a_lookup(const struct accel *A, tkey key);
 /* A route's word (0 or an alias, not A_ASK) as a result. Context: reader. */
@@ -146,20 +171,65 @@ static inline void a_lookup_batch(const struct TRIE_PREFIX *t, const struct acce
 				  const tkey *keys, uint32_t table, struct fib_result *res,
 				  uint32_t *ref, size_t n);
 /* Before and after the trie changes the leaf of key whose shortest
- * prefix has suffix length slen: hold the reclamation, then patch the
- * table and release it. Context: writer. */
-static void a_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
-static void a_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
-/* Build the whole table again from the trie (a new root, or new
- * parameters) and retire the old one. Context: writer. */
-static void a_replace(struct TRIE_PREFIX *t);
-/* The table's part of the trie's stats (accel_*, and bytes). Context: writer. */
-static void a_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st);
-/* The table against a fresh build from the trie: 0 or -EUCLEAN and a
- * message in buf. Context: writer. */
-static int a_check(struct TRIE_PREFIX *t, char *buf, size_t len);
+ * prefix has suffix length slen: hold the reclamation, then patch A and
+ * release it. Context: writer. */
+static void a_invalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen);
+static void a_revalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen);
+/* A whole table of table's routes for the trie as it is, not published,
+ * or NULL (ENOMEM). Context: writer. */
+static struct accel *a_build_all(struct TRIE_PREFIX *t, uint32_t table);
+/* Retire a table readers may still hold. Context: writer. */
+static void a_retire_all(struct TRIE_PREFIX *t, struct accel *A);
+/* Add A's part to the trie's stats (accel_*, and bytes). Context: writer. */
+static void a_stats(const struct accel *A, struct fib_trie_stats *st);
+/* A against a fresh build from the trie: 0 or -EUCLEAN and a message in
+ * buf. Context: writer. */
+static int a_check(struct TRIE_PREFIX *t, struct accel *A, char *buf, size_t len);
 /* Free the writer's scratch kept in t. Context: writer, at the end. */
 static void a_scratch_free(struct TRIE_PREFIX *t);
+
+/*
+ * The set of compiled tables, defined by fib/accel_set.h: the trie calls
+ * these, which call the table's side for each table in the set.
+ */
+
+/* The compiled table that answers table, or NULL. Context: reader. */
+static inline const struct accel *
+as_for(const struct TRIE_PREFIX *t, uint32_t table)
+{
+	const struct accel *A = T_LOAD(t->accel[0]);
+
+	if (A && a_serves(A, table))
+		return A;
+	if (!T_LOAD8(t->nextra))
+		return NULL;
+	for (unsigned i = 1; i < FIB_ACCEL_TABLES; i++) {
+		A = T_LOAD(t->accel[i]);
+		if (A && a_serves(A, table))
+			return A;
+	}
+	return NULL;
+}
+/* a_invalidate and a_revalidate for every table of the set. */
+static void as_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
+static void as_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen);
+/* A route of table came (delta 1) or went (-1) by fib_add or fib_del:
+ * count it, and build or retire that table's compiled table when it
+ * crosses params accel_min_routes. Context: writer. */
+static void as_count(struct TRIE_PREFIX *t, uint32_t table, int delta);
+/* load_prepare counts the routes of the tree it builds (begin, then one
+ * note per route); load_publish makes them the trie's; flush empties them. */
+static void as_load_begin(struct TRIE_PREFIX *t);
+static void as_load_note(struct TRIE_PREFIX *t, uint32_t table);
+static void as_load_publish(struct TRIE_PREFIX *t);
+static void as_counts_clear(struct TRIE_PREFIX *t);
+/* Build every table of the set again from the trie (a new root, or new
+ * parameters) and retire the old ones. Context: writer. */
+static void as_replace(struct TRIE_PREFIX *t);
+static void as_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st);
+static int as_check(struct TRIE_PREFIX *t, char *buf, size_t len);
+/* Free the counts and the tables' scratch. Context: writer, at the end. */
+static void as_free(struct TRIE_PREFIX *t);
 
 /*
  * The trie's side, defined by fib/trie_impl.h.

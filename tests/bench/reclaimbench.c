@@ -18,6 +18,15 @@
  * time: what an update from BIRD or FRR costs the event loop on a full
  * table. CHURN_SLOW=SECONDS in the environment prints each del + add
  * slower than that, with its prefix length.
+ *
+ *   reclaimbench --vrf N [--routes FILE | --gen N] [--readers T]
+ *
+ * --vrf N loads the table with fib_load into main, then adds N of its
+ * routes to table 100 one at a time (a VRF learning a full table), which
+ * gets a compiled table of its own when it reaches accel_min_routes
+ * (default), and deletes them again; prints the percentiles of one
+ * operation, and the add that crossed the threshold and built the VRF's
+ * compiled table: the longest stall a VRF's table costs the event loop.
  */
 #include "config.h"
 
@@ -213,6 +222,64 @@ run_churn(const struct routes *rt, size_t n, int nreaders)
 	free(op);
 }
 
+static void
+run_vrf(const struct routes *rt, size_t n, int nreaders)
+{
+	double *op = malloc(2 * n * sizeof(*op)), cross = 0, t0, tot;
+	struct fib_params p;
+	struct fib *fib;
+	struct reader rd[8];
+	struct fib_stats st;
+	int stop = 0;
+	unsigned peak = 0;
+
+	fib_params_default(&p);
+	fib = fib_new(&p);
+	if (!op || !fib || fib_load(fib, rt->r, rt->n)) {
+		fprintf(stderr, "reclaimbench: out of memory or fib_load failed\n");
+		free(op);
+		return;
+	}
+	if (n > rt->n)
+		n = rt->n;
+	for (int i = 0; i < nreaders; i++) {
+		rd[i] = (struct reader){ .fib = fib, .rt = rt, .stop = &stop };
+		pthread_create(&rd[i].th, NULL, reader_main, &rd[i]);
+	}
+	t0 = now();
+	for (size_t i = 0; i < 2 * n; i++) {
+		struct fib_route r = rt->r[i < n ? i : 2 * n - 1 - i];
+		double a;
+
+		r.table = 100;
+		a = now();
+		if (i < n)
+			fib_add(fib, &r, 0);
+		else
+			fib_del(fib, &r);
+		op[i] = now() - a;
+		if (i + 1 == p.accel_min_routes)
+			cross = op[i];
+		if (i + 1 == n) {
+			fib_stats(fib, &st);
+			peak = st.v4.accel_tables + st.v6.accel_tables;
+		}
+	}
+	tot = now() - t0;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < nreaders; i++)
+		pthread_join(rd[i].th, NULL);
+	fib_stats(fib, &st);
+	qsort(op, 2 * n, sizeof(*op), cmp_double);
+	printf("vrf: %zu adds and deletes in table 100 in %.3f s: one op p50 %.1f us, p99 %.1f us, "
+	       "max %.3f ms; the add that reached accel_min_routes %u (its compiled table built) "
+	       "%.3f ms; compiled tables at the peak %u, at the end %u\n",
+	       n, tot, op[n] * 1e6, op[(size_t)(2 * n * 0.99)] * 1e6, op[2 * n - 1] * 1e3,
+	       p.accel_min_routes, cross * 1e3, peak, st.v4.accel_tables + st.v6.accel_tables);
+	fib_free(fib);
+	free(op);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -222,10 +289,11 @@ main(int argc, char **argv)
 		{ "readers", required_argument, NULL, 't' },
 		{ "sync-pages", required_argument, NULL, 's' },
 		{ "churn", required_argument, NULL, 'c' },
+		{ "vrf", required_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL;
-	size_t gen = 0, churn = 0;
+	size_t gen = 0, churn = 0, vrf = 0;
 	int nreaders = 1, c;
 	unsigned sp = 0;
 	struct routes rt;
@@ -250,9 +318,12 @@ main(int argc, char **argv)
 		case 'c':
 			churn = strtoul(optarg, NULL, 10);
 			break;
+		case 'v':
+			vrf = strtoul(optarg, NULL, 10);
+			break;
 		default:
 			fprintf(stderr, "usage: reclaimbench [--routes FILE | --gen N] [--readers T] "
-					"[--sync-pages P] [--churn N]\n");
+					"[--sync-pages P] [--churn N | --vrf N]\n");
 			return 2;
 		}
 	}
@@ -275,6 +346,12 @@ main(int argc, char **argv)
 	}
 	printf("routes %zu, %d reader thread(s)\n", rt.n, nreaders);
 	fib_thread_online();
+	if (vrf) {
+		run_vrf(&rt, vrf, nreaders);
+		routes_free(&rt);
+		fib_thread_offline();
+		return 0;
+	}
 	if (churn) {
 		run_churn(&rt, churn, nreaders);
 		routes_free(&rt);

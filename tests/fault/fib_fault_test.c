@@ -450,11 +450,13 @@ ctx_init(struct ctx *c, uint64_t seed)
 	c->params.reclaim_mode = getenv("FIB_FAULT_CALL_RCU") ? FIB_RECLAIM_CALL_RCU
 							      : FIB_RECLAIM_SYNC;
 	/* add and del with odd seeds: both families compiled for table 254
-	 * (accel_impl.h), whose blocks and scratch are allocations too, and
-	 * whose failures must not show; the rest: the trie alone (the
-	 * history replays of the long cases would take minutes). */
+	 * (accel_impl.h) and for table 100 (by its size, about 1 route in
+	 * 8), whose blocks and scratch are allocations too, and whose
+	 * failures must not show; the rest: the trie alone (the history
+	 * replays of the long cases would take minutes). */
 	c->params.accel_table = c->params.accel_table6 =
 		seed % 2 && seed >= 0x1000 && seed < 0x4000 ? 254 : 0;
+	c->params.accel_min_routes = c->params.accel_table ? 8 : 0;
 	c->fib = fib_new(&c->params);
 	c->before = fib_new(&c->params);
 	c->after = fib_new(&c->params);

@@ -66,7 +66,11 @@ ipn route add 192.0.2.0/24 dev d3 src 10.1.3.1
 ipn -6 route add default via 2001:db8:1::fe
 ipn -6 route add 2001:db8:100::/48 nexthop via 2001:db8:1::fe nexthop via 2001:db8:2::fe weight 2
 
-echo "control:
+# accel_min_routes 2: the rules' tables get compiled tables of their own
+# as they fill, so the answers compared below come from them too.
+echo "fib:
+  accel_min_routes: 2
+control:
   socket: $FIBD_SOCK
 lookup:
   socket: $TMP/lookup.sock" >"$TMP/fibd.yaml"
@@ -234,6 +238,11 @@ ipn -6 rule add pref 201 fwmark 0x600 lookup main suppress_prefixlength 0
 ipn -6 route add unreachable 2001:db8:300::/48 table 101
 ipn -6 rule add pref 202 fwmark 0x500 lookup 101
 compare actions 3
+compiled=$("$FIBCTL" -s "$FIBD_SOCK" show trie 4 | grep '^v4.compiled_table_ids')
+for tb in 254 100 101 102 103; do
+	echo "$compiled" | grep -qE "[ ,]$tb(,|\$)" || nl_fail "table $tb has no compiled table: $compiled"
+done
+echo "$compiled"
 
 # 4: nexthop objects
 ipn nexthop add id 1 via 10.1.1.254 dev d1

@@ -13,12 +13,17 @@
  * A probe inside C may see C or S while both exist, nothing only while
  * the load or delete phase runs, never any other prefix, and the route it
  * sees must carry the attributes that prefix always has (a torn read would
- * mix them). Built twice: plainly and with -fsanitize=thread.
+ * mix them). Each case runs twice: in the main table (254, compiled as
+ * accel_table), and in table 100, which gets a compiled table of its own
+ * as the load makes it large enough (accel_min_routes), loses it on the
+ * way down, and has it rebuilt and dropped by new parameters during the
+ * churn. Built twice: plainly and with -fsanitize=thread.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +48,9 @@ static int ns = NS_FULL, nc = NC_FULL, churn = CHURN_FULL;
 
 enum { PHASE_LOAD = 1, PHASE_CHURN = 2, PHASE_DELETE = 3, PHASE_DONE = 4 };
 
+/* The table of every route and lookup: set before the readers start. */
+static uint32_t race_table = 254;
+
 struct race {
 	struct fib *fib;
 	int family;
@@ -58,7 +66,7 @@ race_route(int family, int s, int c, struct fib_route *r)
 	memset(r, 0, sizeof(*r));
 	r->family = (uint8_t)family;
 	r->type = FIB_UNICAST;
-	r->table = 254;
+	r->table = race_table;
 	if (family == AF_INET) {
 		r->dst.b[0] = 10;
 		r->dst.b[1] = (uint8_t)s;
@@ -105,15 +113,15 @@ race_reader(void *arg)
 
 			if (rc->family == AF_INET) {
 				uint32_t k = ntohl(a.v4.s_addr);
-				fib_lookup4_ref_batch_rcu(rc->fib, 254, &k, &ref, 1);
+				fib_lookup4_ref_batch_rcu(rc->fib, race_table, &k, &ref, 1);
 			} else {
 				const uint8_t(*a6)[16] = (const uint8_t(*)[16])a.b;
 
-				fib_lookup6_ref_batch_rcu(rc->fib, 254, a6, &ref, 1);
+				fib_lookup6_ref_batch_rcu(rc->fib, race_table, a6, &ref, 1);
 			}
 			(void)fib_ref_get_rcu(rc->fib, rc->family, ref, &res);
 		} else {
-			res = fib_lookup_rcu(rc->fib, rc->family, a.b, 254, 0);
+			res = fib_lookup_rcu(rc->fib, rc->family, a.b, race_table, 0);
 		}
 		if (fib_result_get(&res, &m) != 0) {
 			if (phase == PHASE_CHURN &&
@@ -139,8 +147,23 @@ race_reader(void *arg)
 	return NULL;
 }
 
+/* The compiled tables of the race's family: does race_table have one? */
+static bool
+race_compiled(const struct race *rc)
+{
+	struct fib_stats st;
+	const struct fib_trie_stats *t;
+
+	fib_stats(rc->fib, &st);
+	t = rc->family == AF_INET ? &st.v4 : &st.v6;
+	for (unsigned i = 0; i < t->accel_tables; i++)
+		if (t->accel_table_ids[i] == race_table)
+			return true;
+	return false;
+}
+
 static void
-race_run(int family, unsigned mode)
+race_run(int family, unsigned mode, uint32_t table)
 {
 	struct race rc = { 0 };
 	pthread_t th[NREADERS];
@@ -153,6 +176,9 @@ race_run(int family, unsigned mode)
 	fib_params_default(&p);
 	p.reclaim_mode = mode;
 	p.sync_pages = 8; /* many batches */
+	/* table 100: compiled from a third of the load on */
+	p.accel_min_routes = (uint32_t)(ns + ns * nc / 2) / 3;
+	race_table = table;
 	rc.fib = fib_new(&p);
 	rc.family = family;
 	rc.phase = PHASE_LOAD;
@@ -169,6 +195,7 @@ race_run(int family, unsigned mode)
 			on[s * nc + c] = true;
 		}
 	}
+	ck_assert(race_compiled(&rc));
 	__atomic_store_n(&rc.phase, PHASE_CHURN, __ATOMIC_RELEASE);
 	for (int i = 0; i < churn; i++) {
 		int k = (int)(lpm_rand(&seed) % (ns * nc));
@@ -180,6 +207,12 @@ race_run(int family, unsigned mode)
 		on[k] = !on[k];
 		if (i % 1024 == 0)
 			ck_assert_msg(fib_check(rc.fib, msg, sizeof(msg)) == 0, "%s", msg);
+		if (table != 254 && i % 1024 == 512) {
+			/* table 100's compiled table dropped, or built again */
+			p.accel_min_routes = p.accel_min_routes ? 0 : (uint32_t)(ns + ns * nc / 2) / 3;
+			ck_assert_int_eq(fib_set_params(rc.fib, &p), 0);
+			ck_assert(race_compiled(&rc) == (p.accel_min_routes != 0));
+		}
 	}
 	__atomic_store_n(&rc.phase, PHASE_DELETE, __ATOMIC_RELEASE);
 	for (int s = 0; s < ns; s++) {
@@ -198,6 +231,7 @@ race_run(int family, unsigned mode)
 		      rc.msg);
 	ck_assert_uint_gt(rc.lookups, 1000);
 	ck_assert_uint_eq(fib_count(rc.fib, AF_UNSPEC), 0);
+	ck_assert(!race_compiled(&rc) || table == 254);
 	ck_assert_msg(fib_check(rc.fib, msg, sizeof(msg)) == 0, "%s", msg);
 	fib_free(rc.fib);
 	free(on);
@@ -205,13 +239,13 @@ race_run(int family, unsigned mode)
 
 START_TEST(test_race4)
 {
-	race_run(AF_INET, _i ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU);
+	race_run(AF_INET, _i % 2 ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU, _i < 2 ? 254 : 100);
 }
 END_TEST
 
 START_TEST(test_race6)
 {
-	race_run(AF_INET6, _i ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU);
+	race_run(AF_INET6, _i % 2 ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU, _i < 2 ? 254 : 100);
 }
 END_TEST
 
@@ -229,8 +263,8 @@ main(void)
 		churn = CHURN_SHORT;
 	}
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, test_race4, 0, 2);
-	tcase_add_loop_test(tc, test_race6, 0, 2);
+	tcase_add_loop_test(tc, test_race4, 0, 4);
+	tcase_add_loop_test(tc, test_race6, 0, 4);
 	suite_add_tcase(s, tc);
 	fib_thread_online();
 	ret = ck_run(s, CK_NOFORK);

@@ -108,8 +108,8 @@ compare_refs(const struct fib *fib, int family, uint32_t table, const uint32_t *
 	}
 }
 
-/* Compare n random lookups, single and batched, in table 254 tos 0 and in
- * other tables and tos values (single only); the ref batch in 254 and
+/* Compare n random lookups, single and batched, in tables 254 and 100
+ * tos 0, and with another tos (single only); the ref batch in 254 and
  * 100 against the batch. */
 static void
 compare(const struct fib *fib, const struct lpm_model *m, int family, uint64_t *seed, unsigned n)
@@ -137,30 +137,36 @@ compare(const struct fib *fib, const struct lpm_model *m, int family, uint64_t *
 			}
 		}
 		fib_read_lock();
-		if (family == AF_INET)
-			fib_lookup4_batch_rcu(fib, 254, a4, res, B);
-		else
-			fib_lookup6_batch_rcu(fib, 254, (const uint8_t(*)[16])a6, res, B);
 		compare_refs(fib, family, 254, a4, (const uint8_t(*)[16])a6, B);
 		compare_refs(fib, family, 100, a4, (const uint8_t(*)[16])a6, B);
-		for (unsigned i = 0; i < B; i++) {
+		for (unsigned i = 0; i < 2 * B; i++) {
+			uint32_t table = i < B ? 254 : 100;
 			uint8_t addr[16] = { 0 };
 			const struct lpm_route *want;
 			struct fib_match fm;
+
+			if (i % B == 0) {
+				if (family == AF_INET)
+					fib_lookup4_batch_rcu(fib, table, a4, res, B);
+				else
+					fib_lookup6_batch_rcu(fib, table, (const uint8_t(*)[16])a6, res,
+							      B);
+			}
 			if (family == AF_INET) {
-				uint32_t be = htonl(a4[i]);
+				uint32_t be = htonl(a4[i % B]);
 				memcpy(addr, &be, 4);
 			} else {
-				memcpy(addr, a6[i], 16);
+				memcpy(addr, a6[i % B], 16);
 			}
-			want = lpm_lookup(m, family, addr, 254, 0);
+			want = lpm_lookup(m, family, addr, table, 0);
 			if (!want) {
-				ck_assert_msg(res[i].alias == NULL, "batch: match where model has none");
+				ck_assert_msg(res[i % B].alias == NULL,
+					      "batch (table %u): match where model has none", table);
 			} else {
-				ck_assert_msg(fib_result_get(&res[i], &fm) == 0, "batch: no match, model /%u",
-					      want->plen);
-				ck_assert_msg(lpm_same(want, &fm), "batch: /%u, model /%u", fm.plen,
-					      want->plen);
+				ck_assert_msg(fib_result_get(&res[i % B], &fm) == 0,
+					      "batch (table %u): no match, model /%u", table, want->plen);
+				ck_assert_msg(lpm_same(want, &fm), "batch (table %u): /%u, model /%u",
+					      table, fm.plen, want->plen);
 			}
 		}
 		fib_read_unlock();
@@ -288,10 +294,13 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 	uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
 
 	if (!p) {
-		/* even seeds: both families compiled (accel_impl.h) for table
-		 * 254; odd seeds: neither, the trie answers everything */
+		/* Seeds by seed % 4: 0, table 254 compiled; 1, none (the trie
+		 * answers everything); 2, 254 and table 100 above 24 routes
+		 * (it gains and loses its compiled table as the run grows and
+		 * shrinks); 3, no main table: 254 and 100 by their size. */
 		fib_params_default(&dp);
-		dp.accel_table = dp.accel_table6 = seed % 2 ? 0 : 254;
+		dp.accel_table = dp.accel_table6 = seed % 4 == 0 || seed % 4 == 2 ? 254 : 0;
+		dp.accel_min_routes = seed % 4 >= 2 ? 24 : 0;
 		p = &dp;
 	}
 	fib = fib_new(p);
@@ -856,6 +865,147 @@ START_TEST(test_params)
 }
 END_TEST
 
+/* Routes of table in the model. */
+static size_t
+model_count(const struct lpm_model *m, uint32_t table)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += m->r[i].table == table;
+	return n;
+}
+
+/* Add random tos-0 routes of table until the model holds n of them. */
+static void
+grow_table(struct fib *fib, struct lpm_model *m, uint64_t *s, int family, uint32_t table,
+	   size_t n)
+{
+	while (model_count(m, table) < n) {
+		struct lpm_route r;
+
+		lpm_random_route(s, family, &r);
+		r.table = table;
+		r.tos = 0;
+		model_apply_add(fib, m, &r, 0);
+	}
+}
+
+/* Delete routes of table until the model holds n of them. */
+static void
+shrink_table(struct fib *fib, struct lpm_model *m, uint32_t table, size_t n)
+{
+	for (size_t i = m->n; i-- > 0 && model_count(m, table) > n;)
+		if (m->r[i].table == table)
+			model_apply_del(fib, m, i);
+}
+
+/* The compiled tables of family: their number, and whether table has one. */
+static unsigned
+accel_tables(const struct fib *fib, int family, uint32_t table, bool *has)
+{
+	struct fib_stats st;
+	const struct fib_trie_stats *t = family == AF_INET ? &st.v4 : &st.v6;
+
+	fib_stats(fib, &st);
+	*has = false;
+	for (unsigned i = 0; i < t->accel_tables; i++)
+		*has |= t->accel_table_ids[i] == table;
+	return t->accel_tables;
+}
+
+/*
+ * Tables other than main get a compiled table of their own once they
+ * hold accel_min_routes routes, and lose it below half of that; a
+ * rebuild keeps the largest when more qualify than there are slots. The
+ * answers of every table stay the model's throughout.
+ */
+START_TEST(test_accel_tables)
+{
+	int family = _i ? AF_INET6 : AF_INET;
+	struct fib_params p;
+	struct fib *fib;
+	struct lpm_model m;
+	uint64_t s = 77 + (uint64_t)_i;
+	bool has;
+
+	fib_params_default(&p);
+	ck_assert_uint_eq(p.accel_min_routes, 100000);
+	p.accel_min_routes = 40;
+	fib = fib_new(&p);
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	grow_table(fib, &m, &s, family, 254, 200);
+	grow_table(fib, &m, &s, family, 100, 39);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
+	ck_assert(!has);
+	grow_table(fib, &m, &s, family, 100, 40);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 2);
+	ck_assert(has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 740);
+
+	/* below half: retired; at 20, kept */
+	shrink_table(fib, &m, 100, 20);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 2);
+	compare(fib, &m, family, &s, 370);
+	shrink_table(fib, &m, 100, 19);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+
+	/* a compaction counts the tables again; so do new parameters */
+	grow_table(fib, &m, &s, family, 100, 45);
+	ck_assert_int_eq(fib_compact(fib, family), 0);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 2);
+	compare(fib, &m, family, &s, 370);
+	p.accel_min_routes = 0;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
+	p.accel_min_routes = 40;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 2);
+	check_trie(fib);
+
+	/* eight more tables of 41..48 routes: the slots fill in order (100
+	 * and 1..6), then a compaction keeps the largest (2..8) */
+	shrink_table(fib, &m, 100, 40);
+	for (uint32_t tb = 1; tb <= 8; tb++)
+		grow_table(fib, &m, &s, family, tb, 40 + tb);
+	ck_assert_uint_eq(accel_tables(fib, family, 6, &has), FIB_ACCEL_TABLES);
+	ck_assert(has);
+	ck_assert(accel_tables(fib, family, 100, &has) && has);
+	ck_assert(accel_tables(fib, family, 7, &has) && !has);
+	check_trie(fib);
+	ck_assert_int_eq(fib_compact(fib, family), 0);
+	for (uint32_t tb = 1; tb <= 8; tb++) {
+		accel_tables(fib, family, tb, &has);
+		ck_assert_msg(has == (tb >= 2), "table %u", tb);
+	}
+	ck_assert(accel_tables(fib, family, 100, &has) && !has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	for (unsigned i = 0; i < 400; i++) {
+		uint8_t addr[16] = { 0 };
+
+		lpm_random_addr(&s, &m, family, addr);
+		lookup_one(fib, &m, family, addr, 1 + i % 8, 0);
+	}
+
+	/* a flush forgets the counts: the tables come back route by route */
+	fib_flush(fib, family);
+	lpm_fini(&m);
+	lpm_init(&m);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
+	grow_table(fib, &m, &s, family, 100, 40);
+	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
 /* Retired memory is freed in batches, after grace periods, and all of it. */
 START_TEST(test_reclaim)
 {
@@ -912,6 +1062,7 @@ fib_suite(void)
 	tcase_add_test(tc, test_corner);
 	tcase_add_loop_test(tc, test_ref_deep_alias, 0, 2);
 	tcase_add_test(tc, test_params);
+	tcase_add_loop_test(tc, test_accel_tables, 0, 2);
 	tcase_add_test(tc, test_load_dups);
 	tcase_add_test(tc, test_find);
 	/* short: seeds 1-2 and 101-102 (compiled table on and off) */

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DOC: which routing tables get a compiled table, kept as routes come and go
+ *
+ * Included by the instance file (trie4.c, trie6.c) after the table
+ * (fib/accel4_impl.h or fib/accel_impl.h); it meets both through
+ * fib/trie_types.h.
+ *
+ * t->accel[0] holds the table of params accel_table (accel_table6 for
+ * IPv6), whatever its size: the main table, where the full BGP table is.
+ * Any other table that holds at least params accel_min_routes routes of
+ * this family (a VRF carrying a full table) gets one of the other
+ * FIB_ACCEL_TABLES - 1 slots, and gives it back when it falls below half
+ * of that, so that a table hovering at the threshold is not built and
+ * retired over and over. When more tables qualify than there are slots,
+ * a whole rebuild keeps the largest; between rebuilds, the first come.
+ *
+ * The writer counts routes per table in t->tabs: fib_add and fib_del one
+ * by one (as_count), a bulk load from the tree it builds (as_load_*).
+ * Readers find a table's compiled table by scanning the slots (as_for,
+ * in trie_types.h): [0] first, the others only when some are set.
+ *
+ * A build that fails for memory leaves that table to the trie (slower,
+ * never wrong) and is not tried again until the next whole rebuild (bulk
+ * load, compaction, new parameters). The counts are writer-only: if a new
+ * table cannot be recorded it is not counted (t->tabs.lost) until the
+ * next bulk load counts them all again; answers never depend on them.
+ */
+
+#include <stdlib.h>
+
+#include "fib/reclaim.h"
+#include "fib/trie_types.h"
+
+static uint32_t
+as_main_table(const struct TRIE_PREFIX *t)
+{
+#if TRIE_KEYBITS == 32
+	return t->ctx->params.accel_table;
+#else
+	return t->ctx->params.accel_table6;
+#endif
+}
+
+/* table's entry in ts, made if make (NULL: none, or no memory). */
+static struct atab *
+as_tab(struct atabs *ts, uint32_t table, bool make)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->v[i].table == table)
+			return &ts->v[i];
+	if (!make)
+		return NULL;
+	if (ts->n == ts->cap) {
+		size_t c = ts->cap ? 2 * ts->cap : 8;
+		struct atab *v = realloc(ts->v, c * sizeof(*v));
+
+		if (!v) {
+			ts->lost = true;
+			return NULL;
+		}
+		ts->v = v;
+		ts->cap = c;
+	}
+	ts->v[ts->n] = (struct atab){ .table = table };
+	return &ts->v[ts->n++];
+}
+
+/* The slot of table's compiled table, or 0 (none; [0] is never asked). */
+static unsigned
+as_slot(const struct TRIE_PREFIX *t, uint32_t table)
+{
+	for (unsigned i = 1; i < FIB_ACCEL_TABLES; i++)
+		if (t->accel[i] && a_serves(t->accel[i], table))
+			return i;
+	return 0;
+}
+
+/* Build table's compiled table into a free slot; false if none is free
+ * or memory ran out. */
+static bool
+as_add(struct TRIE_PREFIX *t, uint32_t table)
+{
+	struct accel *A;
+	unsigned i;
+
+	for (i = 1; i < FIB_ACCEL_TABLES && t->accel[i]; i++)
+		;
+	if (i == FIB_ACCEL_TABLES)
+		return false;
+	A = a_build_all(t, table);
+	if (!A)
+		return false;
+	T_STORE(t->accel[i], A);
+	T_STORE8(t->nextra, t->nextra + 1);
+	return true;
+}
+
+static void
+as_drop(struct TRIE_PREFIX *t, unsigned i)
+{
+	struct accel *A = t->accel[i];
+
+	T_STORE(t->accel[i], NULL);
+	if (i)
+		T_STORE8(t->nextra, t->nextra - 1);
+	a_retire_all(t, A);
+}
+
+static void
+as_invalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+{
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++)
+		if (t->accel[i])
+			a_invalidate(t, t->accel[i], key, slen);
+}
+
+static void
+as_revalidate(struct TRIE_PREFIX *t, tkey key, unsigned slen)
+{
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++)
+		if (t->accel[i])
+			a_revalidate(t, t->accel[i], key, slen);
+}
+
+static void
+as_count(struct TRIE_PREFIX *t, uint32_t table, int delta)
+{
+	struct atab *e = as_tab(&t->tabs, table, delta > 0);
+	uint32_t min = t->ctx->params.accel_min_routes;
+	unsigned slot;
+
+	if (!e)
+		return;
+	if (delta < 0 && !e->routes)
+		return; /* counted low after a lost count: stay at 0 */
+	e->routes += (uint32_t)delta;
+	if (!min || table == as_main_table(t))
+		return;
+	if (delta > 0 && e->routes >= min && !e->failed && t->nextra < FIB_ACCEL_TABLES - 1 &&
+	    !as_slot(t, table))
+		e->failed = !as_add(t, table);
+	else if (delta < 0 && e->routes < min / 2 && (slot = as_slot(t, table)))
+		as_drop(t, slot);
+}
+
+static void
+as_load_begin(struct TRIE_PREFIX *t)
+{
+	t->ltabs.n = 0;
+	t->ltabs.lost = false;
+}
+
+static void
+as_load_note(struct TRIE_PREFIX *t, uint32_t table)
+{
+	/* the aliases of a leaf come table by table: the last entry first */
+	struct atabs *ts = &t->ltabs;
+	struct atab *e = ts->n && ts->v[ts->n - 1].table == table ? &ts->v[ts->n - 1]
+								 : as_tab(ts, table, true);
+
+	if (e)
+		e->routes++;
+}
+
+static void
+as_load_publish(struct TRIE_PREFIX *t)
+{
+	struct atabs tmp = t->tabs;
+
+	t->tabs = t->ltabs;
+	t->ltabs = tmp;
+}
+
+static void
+as_counts_clear(struct TRIE_PREFIX *t)
+{
+	t->tabs.n = 0;
+	t->tabs.lost = false;
+}
+
+static int
+as_by_routes(const void *pa, const void *pb)
+{
+	const struct atab *a = pa, *b = pb;
+
+	if (a->routes != b->routes)
+		return a->routes > b->routes ? -1 : 1;
+	return a->table < b->table ? -1 : a->table > b->table;
+}
+
+/*
+ * Build every compiled table again: [0] for the main table, the others
+ * for the largest tables of at least accel_min_routes. All are built
+ * before any is published, then the old ones are retired, as a bulk load
+ * does with the trie. Without memory for one, that table is left to the
+ * trie.
+ */
+static void
+as_replace(struct TRIE_PREFIX *t)
+{
+	uint32_t main = as_main_table(t), min = t->ctx->params.accel_min_routes;
+	struct accel *nw[FIB_ACCEL_TABLES] = { NULL }, *old[FIB_ACCEL_TABLES];
+	unsigned n = 1;
+
+	if (main)
+		nw[0] = a_build_all(t, main);
+	if (t->tabs.n > 1)
+		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
+	for (size_t i = 0; i < t->tabs.n; i++) {
+		struct atab *e = &t->tabs.v[i];
+
+		e->failed = false;
+		if (!min || e->table == main || e->routes < min || n == FIB_ACCEL_TABLES)
+			continue;
+		nw[n] = a_build_all(t, e->table);
+		e->failed = !nw[n];
+		n += !!nw[n];
+	}
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++) {
+		old[i] = t->accel[i];
+		T_STORE(t->accel[i], nw[i]);
+	}
+	T_STORE8(t->nextra, n - 1);
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++)
+		if (old[i])
+			a_retire_all(t, old[i]);
+}
+
+static void
+as_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
+{
+	st->accel_table = t->accel[0] ? a_table(t->accel[0]) : 0;
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++) {
+		if (!t->accel[i])
+			continue;
+		st->accel_table_ids[st->accel_tables++] = a_table(t->accel[i]);
+		a_stats(t->accel[i], st);
+	}
+}
+
+/* Every table against a fresh build, one per routing table, the count
+ * of [1..] right, none of them for the main table. */
+static int
+as_check(struct TRIE_PREFIX *t, char *buf, size_t len)
+{
+	unsigned extra = 0;
+
+	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++) {
+		int err;
+
+		if (!t->accel[i])
+			continue;
+		if (i && (extra++, a_table(t->accel[i]) == as_main_table(t))) {
+			snprintf(buf, len, "compiled table %u is the main table's", i);
+			return -EUCLEAN;
+		}
+		for (unsigned j = i + 1; j < FIB_ACCEL_TABLES; j++)
+			if (t->accel[j] && a_table(t->accel[j]) == a_table(t->accel[i])) {
+				snprintf(buf, len, "compiled tables %u and %u are both table %u's", i,
+					 j, a_table(t->accel[i]));
+				return -EUCLEAN;
+			}
+		if ((err = a_check(t, t->accel[i], buf, len)))
+			return err;
+	}
+	if (extra != t->nextra) {
+		snprintf(buf, len, "%u compiled tables besides [0], %u counted", extra, t->nextra);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+static void
+as_free(struct TRIE_PREFIX *t)
+{
+	a_scratch_free(t);
+	free(t->tabs.v);
+	free(t->ltabs.v);
+}
