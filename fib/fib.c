@@ -443,11 +443,7 @@ fib_lookup_rcu(const struct fib *fib, int family, const void *addr, uint32_t tab
 	return none;
 }
 
-struct fib_result
-fib_lookup4_rcu(const struct fib *fib, uint32_t table, uint32_t addr)
-{
-	return trie4_lookup(fib->t4, addr, table, 0);
-}
+/* fib_lookup4_rcu: in trie4.c, with the lookup inlined. */
 
 void
 fib_lookup4_batch_rcu(const struct fib *fib, uint32_t table, const uint32_t *addr,

@@ -33,5 +33,7 @@ noinst_HEADERS += \
 fibinclude_HEADERS += fib/fib.h fib/policy.h
 fib_libfib_la_CFLAGS = $(AM_CFLAGS) -O3
 fib_libfib_la_LIBADD = $(URCU_LIBS) -lpthread
-fib_libfib_la_LDFLAGS = -version-info 0:0:0 -export-symbols-regex '^(fib|flow)_'
+fib_libfib_la_LDFLAGS = -version-info 0:0:0 -Wl,--version-script=$(srcdir)/fib/libfib.map
+fib_libfib_la_DEPENDENCIES = $(srcdir)/fib/libfib.map
+EXTRA_DIST += fib/libfib.map
 pkgconfig_DATA += fib/libfib.pc

@@ -1149,8 +1149,11 @@ TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
 #define A_CLONES
 #endif
 
-A_CLONES struct fib_result
-TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
+/* One lookup, inlined into each entry point and each of its copies (so
+ * that each gets its CPU's instructions): trie4.c's fib_lookup4_rcu is
+ * one of them. */
+static inline __attribute__((always_inline)) struct fib_result
+TN(lookup_in)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 {
 	const struct accel *A = tos ? NULL : as_for(t, table);
 	struct fib_result res;
@@ -1163,6 +1166,12 @@ TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
 		return TN(lookup_trie)(t, key, table, 0);
 	a_result(A, v, &res);
 	return res;
+}
+
+A_CLONES struct fib_result
+TN(lookup)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t tos)
+{
+	return TN(lookup_in)(t, key, table, tos);
 }
 
 A_CLONES void
