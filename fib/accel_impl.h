@@ -50,7 +50,8 @@
  * walk that skips subtrees holding only longer keys, every other
  * sub-block reused as it is (its default stored in place). The new
  * subtree is published with one store where the 1 was (a sub-block that
- * appears or goes changes its parent's shape: then from the dp entry);
+ * appears or goes changes its parent's shape: then from the parent's
+ * parent word, or higher if the parent goes too);
  * the replaced blocks are retired. A reader that still holds an old
  * block began before it was retired, so before the old leaf was retired:
  * both outlive it. A bulk load or flush builds a whole new table from the
@@ -1063,8 +1064,13 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	struct abuild b = { 0 };
 	struct apath ap;
 	aword *pw = NULL;
-	unsigned D = A_DPBITS;
+	unsigned D = A_DPBITS, nup = 0;
 	int err, plen = a_lens_max(lens);
+	/* the blocks above old on the path, and the words they hang from */
+	struct {
+		struct ablk *blk;
+		aword *pw;
+	} up[KEYBITS / A_SPAN + 2];
 
 	if (!A->held && e == A_ASK && a_failed(A, c)) {
 		a_build_range(t, A, c, 1);
@@ -1087,20 +1093,25 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 
 		if (!(v & A_BLOCK))
 			break;
+		up[nup].blk = old;
+		up[nup++].pw = pw;
 		pw = w;
 		old = a_blk(A, v);
 		D += A_SPAN;
 	}
-	ap.nmade = ap.nold = 0;
-	err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
-	if (!err && pw && !blk) {
-		/* the sub-block goes: its parent changes shape, from the top */
-		a_free_made(A, &ap);
-		ap.nold = 0;
-		D = A_DPBITS;
-		pw = NULL;
-		old = top;
+	for (;;) {
+		ap.nmade = ap.nold = 0;
 		err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
+		if (err || !pw || blk)
+			break;
+		/* the sub-block goes: its parent changes shape, so the parent
+		 * is rebuilt (reusing its other sub-blocks), and if it goes too,
+		 * its own parent */
+		a_free_made(A, &ap);
+		nup--;
+		old = up[nup].blk;
+		pw = up[nup].pw;
+		D -= A_SPAN;
 	}
 	free(b.node);
 	free(b.word);

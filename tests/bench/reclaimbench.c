@@ -195,8 +195,8 @@ run_churn(const struct routes *rt, size_t n, int nreaders)
 			fib_add(fib, r, 0);
 			op[2 * i + 1] = now() - a;
 			if (slow > 0 && op[2 * i] + op[2 * i + 1] > slow)
-				fprintf(stderr, "slow: /%u del %.3f ms add %.3f ms\n", r->plen,
-					op[2 * i] * 1e3, op[2 * i + 1] * 1e3);
+				fprintf(stderr, "slow: /%u del %.3f ms add %.3f ms (compiled table %s)\n",
+					r->plen, op[2 * i] * 1e3, op[2 * i + 1] * 1e3, on ? "on" : "off");
 		}
 		tot = now() - t0;
 		{
