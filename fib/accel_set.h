@@ -20,9 +20,14 @@
  * Readers find a table's compiled table by scanning the slots (as_for,
  * in trie_types.h): [0] first, the others only when some are set.
  *
- * A build that fails for memory leaves that table to the trie (slower,
- * never wrong) and is not tried again until the next whole rebuild (bulk
- * load, compaction, new parameters). The counts are writer-only: if a new
+ * With params accel_defer, a table that crosses the threshold, or needs
+ * a table under new parameters, is not built in that call: t->apending
+ * says so, the trie answers it meanwhile, and as_retune builds it when
+ * the writer asks (fib_accel_sync, run off a daemon's event loop).
+ * Dropping a table is cheap (a store, then a retirement) and is never
+ * deferred. A build that fails for memory leaves that table to the trie
+ * (slower, never wrong) and is not tried again until the next whole
+ * rebuild (bulk load, compaction) or new parameters. The counts are writer-only: if a new
  * table cannot be recorded it is not counted (t->tabs.lost) until the
  * next bulk load counts them all again; answers never depend on them.
  */
@@ -96,14 +101,14 @@ as_add(struct TRIE_PREFIX *t, uint32_t table)
 	return true;
 }
 
+/* Retire the extra table of slot i (1..). */
 static void
 as_drop(struct TRIE_PREFIX *t, unsigned i)
 {
 	struct accel *A = t->accel[i];
 
 	T_STORE(t->accel[i], NULL);
-	if (i)
-		T_STORE8(t->nextra, t->nextra - 1);
+	T_STORE8(t->nextra, t->nextra - 1);
 	a_retire_all(t, A);
 }
 
@@ -138,9 +143,12 @@ as_count(struct TRIE_PREFIX *t, uint32_t table, int delta)
 	if (!min || table == as_main_table(t))
 		return;
 	if (delta > 0 && e->routes >= min && !e->failed && t->nextra < FIB_ACCEL_TABLES - 1 &&
-	    !as_slot(t, table))
-		e->failed = !as_add(t, table);
-	else if (delta < 0 && e->routes < min / 2 && (slot = as_slot(t, table)))
+	    !as_slot(t, table)) {
+		if (t->ctx->params.accel_defer)
+			t->apending = true;
+		else
+			e->failed = !as_add(t, table);
+	} else if (delta < 0 && e->routes < min / 2 && (slot = as_slot(t, table)))
 		as_drop(t, slot);
 }
 
@@ -222,9 +230,83 @@ as_replace(struct TRIE_PREFIX *t)
 		T_STORE(t->accel[i], nw[i]);
 	}
 	T_STORE8(t->nextra, n - 1);
+	t->apending = false;
 	for (unsigned i = 0; i < FIB_ACCEL_TABLES; i++)
 		if (old[i])
 			a_retire_all(t, old[i]);
+}
+
+/*
+ * Bring the set in line with the parameters without rebuilding what
+ * stays: retire [0] if accel_table changed (an extra slot that holds the
+ * new main table moves to [0]), retire the extras of tables below half of
+ * accel_min_routes (all of them at 0), then build what is missing, [0]
+ * first and the largest tables next, or with defer only note that
+ * something is (t->apending). fresh (new parameters): builds that failed
+ * for memory are tried again. Returns 0, or -ENOMEM if a build failed (the
+ * trie answers that table). Context: writer.
+ */
+static int
+as_retune(struct TRIE_PREFIX *t, bool fresh, bool defer)
+{
+	uint32_t main = as_main_table(t), min = t->ctx->params.accel_min_routes;
+	bool want = false;
+	int err = 0;
+
+	if (t->accel[0] && a_table(t->accel[0]) != main) {
+		struct accel *A = t->accel[0];
+
+		T_STORE(t->accel[0], NULL);
+		a_retire_all(t, A);
+	}
+	for (unsigned i = 1; i < FIB_ACCEL_TABLES; i++) {
+		struct atab *e;
+
+		if (!t->accel[i])
+			continue;
+		if (a_table(t->accel[i]) == main) {
+			/* a reader may find it in both slots for a while */
+			T_STORE(t->accel[0], t->accel[i]);
+			T_STORE(t->accel[i], NULL);
+			T_STORE8(t->nextra, t->nextra - 1);
+			continue;
+		}
+		e = as_tab(&t->tabs, a_table(t->accel[i]), false);
+		if (!min || !e || e->routes < min / 2)
+			as_drop(t, i);
+	}
+	if (t->tabs.n > 1)
+		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
+	if (main && !t->accel[0]) {
+		if (defer) {
+			want = true;
+		} else {
+			struct accel *A = a_build_all(t, main);
+
+			if (A)
+				T_STORE(t->accel[0], A);
+			else
+				err = -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < t->tabs.n; i++) {
+		struct atab *e = &t->tabs.v[i];
+
+		if (fresh)
+			e->failed = false;
+		if (!min || e->table == main || e->routes < min || e->failed ||
+		    t->nextra == FIB_ACCEL_TABLES - 1 || as_slot(t, e->table))
+			continue;
+		if (defer) {
+			want = true;
+			continue;
+		}
+		e->failed = !as_add(t, e->table);
+		if (e->failed)
+			err = -ENOMEM;
+	}
+	t->apending = want;
+	return err;
 }
 
 static void

@@ -44,6 +44,7 @@ fib_params_default(struct fib_params *p)
 	p->accel_table = 254; /* RT_TABLE_MAIN */
 	p->accel_table6 = 254;
 	p->accel_min_routes = 100000;
+	p->accel_defer = 0;
 }
 
 static int
@@ -93,8 +94,8 @@ fib_new(const struct fib_params *p)
 		errno = ENOMEM;
 		return NULL;
 	}
-	trie4_accel_reset(fib->t4);
-	trie6_accel_reset(fib->t6);
+	trie4_accel_retune(fib->t4, true, false);
+	trie6_accel_retune(fib->t6, true, false);
 	return fib;
 }
 
@@ -127,18 +128,46 @@ fib_set_params(struct fib *fib, const struct fib_params *p)
 		return -EINVAL;
 	uint32_t accel = fib->ctx.params.accel_table, accel6 = fib->ctx.params.accel_table6;
 	bool min = p->accel_min_routes != fib->ctx.params.accel_min_routes;
+	bool four = p->accel_table != accel || min, six = p->accel_table6 != accel6 || min;
 
 	fib->ctx.params = *p;
 	reclaim_set(fib->ctx.rc, p->sync_pages, p->reclaim_mode);
-	if (p->accel_table != accel || p->accel_table6 != accel6 || min) {
+	if (four || six) {
+		/* what stays is kept; new builds wait for fib_accel_sync
+		 * with accel_defer (an error here is that table left to the
+		 * trie, as documented: the parameters apply) */
 		fib_begin(fib);
-		if (p->accel_table != accel || min)
-			trie4_accel_reset(fib->t4);
-		if (p->accel_table6 != accel6 || min)
-			trie6_accel_reset(fib->t6);
+		if (four)
+			(void)trie4_accel_retune(fib->t4, true, p->accel_defer);
+		if (six)
+			(void)trie6_accel_retune(fib->t6, true, p->accel_defer);
 		fib_end(fib);
 	}
+	if (!p->accel_defer && fib_accel_pending(fib))
+		(void)fib_accel_sync(fib);
 	return 0;
+}
+
+bool
+fib_accel_pending(const struct fib *fib)
+{
+	return trie4_accel_pending(fib->t4) || trie6_accel_pending(fib->t6);
+}
+
+int
+fib_accel_sync(struct fib *fib)
+{
+	int err = 0, e;
+
+	if (!fib_accel_pending(fib))
+		return 0;
+	fib_begin(fib);
+	if (trie4_accel_pending(fib->t4) && (e = trie4_accel_retune(fib->t4, false, false)))
+		err = e;
+	if (trie6_accel_pending(fib->t6) && (e = trie6_accel_retune(fib->t6, false, false)))
+		err = e;
+	fib_end(fib);
+	return err;
 }
 
 void

@@ -21,6 +21,7 @@
 #ifndef FIB_FIB_H
 #define FIB_FIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -172,8 +173,16 @@ struct fib_params {
 	 * FIB_ACCEL_TABLES - 1 such tables per family, and loses it below half
 	 * of it. 0: only accel_table. Default 100000. The build runs in the
 	 * writer's call that crosses the threshold (about as long as a bulk
-	 * load's compiled table). */
+	 * load's compiled table: 20 ms for a full IPv4 table), unless
+	 * accel_defer. */
 	uint32_t accel_min_routes;
+	/* 1: fib_add and fib_set_params never build a compiled table (a table
+	 * crossing accel_min_routes, a new accel_table or threshold): the
+	 * trie answers that table until the writer calls fib_accel_sync,
+	 * which a daemon runs off its event loop. Retiring one is never
+	 * deferred. fib_load and fib_compact build theirs at once either
+	 * way. Default 0. */
+	uint8_t accel_defer;
 };
 
 /* Fill p with the defaults. Context: any. */
@@ -194,6 +203,17 @@ void fib_free(struct fib *fib);
  * 1..100, halve < inflate, sync_pages >= 1). */
 int fib_set_params(struct fib *fib, const struct fib_params *p);
 void fib_get_params(const struct fib *fib, struct fib_params *p);
+
+/*
+ * params accel_defer: are compiled tables waiting to be built? Then
+ * fib_accel_sync builds them (about 20 ms per full IPv4 table, 25 ms per
+ * IPv6 one) and publishes each as it is done; the trie answers their
+ * tables meanwhile. Returns 0, or -ENOMEM if one could not be built (that
+ * table stays with the trie, not tried again until new parameters or a
+ * bulk build). Context: writer.
+ */
+bool fib_accel_pending(const struct fib *fib);
+int fib_accel_sync(struct fib *fib);
 
 /* Context: writer. Returns 0, -EINVAL, -EEXIST (FIB_ADD_EXCL, or an
  * identical route without flags) or -ENOMEM; on error nothing changed. */

@@ -9,6 +9,7 @@
 #ifndef FIB_TRIE_H
 #define FIB_TRIE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,7 +29,8 @@ typedef unsigned __int128 trie6_key __attribute__((aligned(8)));
 	void P##_load_publish(struct P *t, void *tree, size_t routes);                        \
 	void P##_load_discard(struct P *t, void *tree);                                       \
 	void P##_flush(struct P *t);                                                          \
-	void P##_accel_reset(struct P *t);                                                    \
+	int P##_accel_retune(struct P *t, bool fresh, bool defer);                            \
+	bool P##_accel_pending(const struct P *t);                                            \
 	size_t P##_count(const struct P *t);                                                  \
 	struct fib_result P##_lookup(const struct P *t, K key, uint32_t table, uint8_t tos);  \
 	void P##_lookup_batch(const struct P *t, const K *key, uint32_t table,                \

@@ -1207,10 +1207,16 @@ TN(lookup_ref_batch)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t tab
 	}
 }
 
-void
-TN(accel_reset)(struct TRIE_PREFIX *t)
+int
+TN(accel_retune)(struct TRIE_PREFIX *t, bool fresh, bool defer)
 {
-	as_replace(t);
+	return as_retune(t, fresh, defer);
+}
+
+bool
+TN(accel_pending)(const struct TRIE_PREFIX *t)
+{
+	return t->apending;
 }
 
 /* Kernel order: slen ascending, table descending, tos descending,

@@ -115,6 +115,7 @@ struct TRIE_PREFIX {
 	 * [1..] are set, so that lookups of other tables skip the scan. */
 	struct accel *accel[FIB_ACCEL_TABLES];
 	unsigned nextra;
+	bool apending;       /* writer: a table waits for as_retune (defer) */
 	struct atabs tabs;   /* writer: routes per table */
 	struct atabs ltabs;  /* load_prepare's counts, for load_publish */
 	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
@@ -226,6 +227,9 @@ static void as_counts_clear(struct TRIE_PREFIX *t);
 /* Build every table of the set again from the trie (a new root, or new
  * parameters) and retire the old ones. Context: writer. */
 static void as_replace(struct TRIE_PREFIX *t);
+/* The set for new parameters, keeping the tables that stay; builds what
+ * is missing, or with defer only sets t->apending. Context: writer. */
+static int as_retune(struct TRIE_PREFIX *t, bool fresh, bool defer);
 static void as_stats(const struct TRIE_PREFIX *t, struct fib_trie_stats *st);
 static int as_check(struct TRIE_PREFIX *t, char *buf, size_t len);
 /* Free the counts and the tables' scratch. Context: writer, at the end. */

@@ -19,7 +19,7 @@
  * table. CHURN_SLOW=SECONDS in the environment prints each del + add
  * slower than that, with its prefix length.
  *
- *   reclaimbench --vrf N [--routes FILE | --gen N] [--readers T]
+ *   reclaimbench --vrf N [--defer] [--routes FILE | --gen N] [--readers T]
  *
  * --vrf N loads the table with fib_load into main, then adds N of its
  * routes to table 100 one at a time (a VRF learning a full table), which
@@ -27,6 +27,8 @@
  * (default), and deletes them again; prints the percentiles of one
  * operation, and the add that crossed the threshold and built the VRF's
  * compiled table: the longest stall a VRF's table costs the event loop.
+ * --defer sets params accel_defer, as fibd does: the adds build nothing,
+ * and fib_accel_sync (fibd's compaction thread) is timed apart.
  */
 #include "config.h"
 
@@ -223,9 +225,9 @@ run_churn(const struct routes *rt, size_t n, int nreaders)
 }
 
 static void
-run_vrf(const struct routes *rt, size_t n, int nreaders)
+run_vrf(const struct routes *rt, size_t n, int nreaders, int defer)
 {
-	double *op = malloc(2 * n * sizeof(*op)), cross = 0, t0, tot;
+	double *op = malloc(2 * n * sizeof(*op)), cross = 0, t0, tot, sync = 0;
 	struct fib_params p;
 	struct fib *fib;
 	struct reader rd[8];
@@ -234,6 +236,7 @@ run_vrf(const struct routes *rt, size_t n, int nreaders)
 	unsigned peak = 0;
 
 	fib_params_default(&p);
+	p.accel_defer = (uint8_t)defer;
 	fib = fib_new(&p);
 	if (!op || !fib || fib_load(fib, rt->r, rt->n)) {
 		fprintf(stderr, "reclaimbench: out of memory or fib_load failed\n");
@@ -260,6 +263,11 @@ run_vrf(const struct routes *rt, size_t n, int nreaders)
 		op[i] = now() - a;
 		if (i + 1 == p.accel_min_routes)
 			cross = op[i];
+		if (defer && fib_accel_pending(fib)) {
+			a = now();
+			fib_accel_sync(fib);
+			sync += now() - a;
+		}
 		if (i + 1 == n) {
 			fib_stats(fib, &st);
 			peak = st.v4.accel_tables + st.v6.accel_tables;
@@ -276,6 +284,9 @@ run_vrf(const struct routes *rt, size_t n, int nreaders)
 	       "%.3f ms; compiled tables at the peak %u, at the end %u\n",
 	       n, tot, op[n] * 1e6, op[(size_t)(2 * n * 0.99)] * 1e6, op[2 * n - 1] * 1e3,
 	       p.accel_min_routes, cross * 1e3, peak, st.v4.accel_tables + st.v6.accel_tables);
+	if (defer)
+		printf("vrf: deferred: fib_accel_sync (fibd's compaction thread) %.3f ms\n",
+		       sync * 1e3);
 	fib_free(fib);
 	free(op);
 }
@@ -290,11 +301,12 @@ main(int argc, char **argv)
 		{ "sync-pages", required_argument, NULL, 's' },
 		{ "churn", required_argument, NULL, 'c' },
 		{ "vrf", required_argument, NULL, 'v' },
+		{ "defer", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL;
 	size_t gen = 0, churn = 0, vrf = 0;
-	int nreaders = 1, c;
+	int nreaders = 1, c, defer = 0;
 	unsigned sp = 0;
 	struct routes rt;
 	char err[256];
@@ -321,9 +333,12 @@ main(int argc, char **argv)
 		case 'v':
 			vrf = strtoul(optarg, NULL, 10);
 			break;
+		case 'd':
+			defer = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: reclaimbench [--routes FILE | --gen N] [--readers T] "
-					"[--sync-pages P] [--churn N | --vrf N]\n");
+					"[--sync-pages P] [--churn N | --vrf N [--defer]]\n");
 			return 2;
 		}
 	}
@@ -347,7 +362,7 @@ main(int argc, char **argv)
 	printf("routes %zu, %d reader thread(s)\n", rt.n, nreaders);
 	fib_thread_online();
 	if (vrf) {
-		run_vrf(&rt, vrf, nreaders);
+		run_vrf(&rt, vrf, nreaders, defer);
 		routes_free(&rt);
 		fib_thread_offline();
 		return 0;

@@ -210,8 +210,16 @@ race_run(int family, unsigned mode, uint32_t table)
 		if (table != 254 && i % 1024 == 512) {
 			/* table 100's compiled table dropped, or built again */
 			p.accel_min_routes = p.accel_min_routes ? 0 : (uint32_t)(ns + ns * nc / 2) / 3;
+			/* every other build deferred to fib_accel_sync, 256
+			 * changes later (readers meanwhile in the trie) */
+			p.accel_defer = (uint8_t)(i / 1024 % 4 == 1);
 			ck_assert_int_eq(fib_set_params(rc.fib, &p), 0);
-			ck_assert(race_compiled(&rc) == (p.accel_min_routes != 0));
+			ck_assert(race_compiled(&rc) == (p.accel_min_routes != 0 && !p.accel_defer));
+		}
+		if (table != 254 && i % 1024 == 768 && p.accel_defer) {
+			ck_assert(fib_accel_pending(rc.fib));
+			ck_assert_int_eq(fib_accel_sync(rc.fib), 0);
+			ck_assert(race_compiled(&rc));
 		}
 	}
 	__atomic_store_n(&rc.phase, PHASE_DELETE, __ATOMIC_RELEASE);

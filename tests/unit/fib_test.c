@@ -1006,6 +1006,104 @@ START_TEST(test_accel_tables)
 }
 END_TEST
 
+/*
+ * params accel_defer: fib_add and fib_set_params leave the builds to
+ * fib_accel_sync (the trie answers meanwhile, right), retire at once,
+ * and new parameters keep the tables that stay: one that becomes the
+ * main table moves to [0] without a build.
+ */
+START_TEST(test_accel_defer)
+{
+	int family = _i ? AF_INET6 : AF_INET;
+	struct fib_params p;
+	struct fib *fib;
+	struct lpm_model m;
+	uint64_t s = 91 + (uint64_t)_i;
+	bool has;
+
+	fib_params_default(&p);
+	p.accel_min_routes = 40;
+	p.accel_defer = 1;
+	fib = fib_new(&p);
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	grow_table(fib, &m, &s, family, 254, 200);
+	ck_assert(!fib_accel_pending(fib));
+	grow_table(fib, &m, &s, family, 100, 40);
+	ck_assert(fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 100, &has) == 1 && !has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	ck_assert_int_eq(fib_accel_sync(fib), 0);
+	ck_assert(!fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+
+	/* below half: retired in the fib_del, nothing to build */
+	shrink_table(fib, &m, 100, 19);
+	ck_assert(!fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 100, &has) == 1 && !has);
+
+	/* a new main table: the old [0] retired now; the new one, and 254
+	 * (200 routes, no longer main), pending */
+	p.accel_table = p.accel_table6 = 100;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert(fib_accel_pending(fib));
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 0);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	ck_assert_int_eq(fib_accel_sync(fib), 0);
+	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
+	check_trie(fib);
+
+	/* main again, threshold 10: 254's extra moves to [0], 100 (19
+	 * routes) gets an extra after the sync */
+	p.accel_table = p.accel_table6 = 254;
+	p.accel_min_routes = 10;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert(fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 254, &has) == 1 && has);
+	compare(fib, &m, family, &s, 370);
+	ck_assert_int_eq(fib_accel_sync(fib), 0);
+	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
+	ck_assert(accel_tables(fib, family, 254, &has) == 2 && has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+
+	/* 100 becomes main: its extra table moves to [0], no build for it;
+	 * 254's extra is pending */
+	p.accel_table = p.accel_table6 = 100;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert(fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 100, &has) == 1 && has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	ck_assert_int_eq(fib_accel_sync(fib), 0);
+	ck_assert(accel_tables(fib, family, 254, &has) == 2 && has);
+	check_trie(fib);
+
+	/* pending when defer is turned off: built by fib_set_params */
+	grow_table(fib, &m, &s, family, 7, 10);
+	ck_assert(fib_accel_pending(fib));
+	p.accel_defer = 0;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert(!fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 7, &has) == 3 && has);
+	check_trie(fib);
+	compare(fib, &m, family, &s, 370);
+	for (unsigned i = 0; i < 300; i++) {
+		uint8_t addr[16] = { 0 };
+		static const uint32_t tabs[] = { 7, 100, 254 };
+
+		lpm_random_addr(&s, &m, family, addr);
+		lookup_one(fib, &m, family, addr, tabs[i % 3], 0);
+	}
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
 /* Retired memory is freed in batches, after grace periods, and all of it. */
 START_TEST(test_reclaim)
 {
@@ -1063,6 +1161,7 @@ fib_suite(void)
 	tcase_add_loop_test(tc, test_ref_deep_alias, 0, 2);
 	tcase_add_test(tc, test_params);
 	tcase_add_loop_test(tc, test_accel_tables, 0, 2);
+	tcase_add_loop_test(tc, test_accel_defer, 0, 2);
 	tcase_add_test(tc, test_load_dups);
 	tcase_add_test(tc, test_find);
 	/* short: seeds 1-2 and 101-102 (compiled table on and off) */
