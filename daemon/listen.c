@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -120,18 +121,45 @@ listen_spare_open(struct listen_spare *s)
 }
 
 void
-listen_spare_refill(struct listen_spare *s)
+listen_spare_close(struct listen_spare *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+/* Serialises the refusals' windows (spare closed) with the lookup
+ * threads' accepts (listen.h). */
+static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+listen_spare_refill_locked(struct listen_spare *s)
 {
 	if (s->fd < 0)
 		s->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void
-listen_spare_close(struct listen_spare *s)
+listen_spare_refill(struct listen_spare *s)
 {
 	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
+		return;
+	pthread_mutex_lock(&listen_lock);
+	listen_spare_refill_locked(s);
+	pthread_mutex_unlock(&listen_lock);
+}
+
+int
+listen_accept(int lfd)
+{
+	int fd, err;
+
+	pthread_mutex_lock(&listen_lock);
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	err = errno;
+	pthread_mutex_unlock(&listen_lock);
+	errno = err;
+	return fd;
 }
 
 int
@@ -141,8 +169,12 @@ listen_spare_refuse(struct listen_spare *s, int lfd, unsigned max, const char *m
 	size_t len = msg ? strlen(msg) : 0;
 	int fd, err = 0;
 
-	if (s->fd < 0)
+	pthread_mutex_lock(&listen_lock);
+	listen_spare_refill_locked(s); /* one lost earlier, if a slot is free now */
+	if (s->fd < 0) {
+		pthread_mutex_unlock(&listen_lock);
 		return 0;
+	}
 	close(s->fd);
 	s->fd = -1;
 	for (unsigned n = 0; n < max; n++) {
@@ -157,6 +189,7 @@ listen_spare_refuse(struct listen_spare *s, int lfd, unsigned max, const char *m
 		close(fd);
 		(*refused)++;
 	}
-	listen_spare_refill(s);
+	listen_spare_refill_locked(s);
+	pthread_mutex_unlock(&listen_lock);
 	return err == EAGAIN || err == EWOULDBLOCK;
 }

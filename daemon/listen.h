@@ -14,6 +14,15 @@
  * a short message (or nothing) and close it, then open the spare again.
  * The clients get an answer instead of a hang and the listener is quiet.
  * The caller counts, pauses and logs.
+ *
+ * The spares share the process's descriptor table with every thread's
+ * accept(): a lookup thread accepting while the main loop has given up a
+ * spare would take its slot, and that listener would lose its spare (its
+ * clients left hanging until a descriptor frees). So the refusals and the
+ * lookup threads' accepts take one lock (listen_accept); the main loop's
+ * own accepts cannot meet its refusals. A spare lost anyway (a descriptor
+ * opened elsewhere in the window) is opened again at the next refusal
+ * that finds one free.
  */
 #ifndef FIBD_LISTEN_H
 #define FIBD_LISTEN_H
@@ -49,12 +58,18 @@ void listen_spare_refill(struct listen_spare *s);
 /* Close the spare for good. Context: owner (of s). */
 void listen_spare_close(struct listen_spare *s);
 
+/* accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), never inside a
+ * refusal's window. Returns the descriptor, or -1 with errno. Context:
+ * any thread but the main loop (whose accepts libevent makes). */
+int listen_accept(int lfd);
+
 /*
  * Out of descriptors on lfd: give up the spare, accept and close at most
  * max waiting clients (each told msg first, if not NULL), take the spare
  * again. Adds the clients refused to *refused. Returns 1 when the
  * backlog is empty (the listener will be quiet), 0 when it could not be
- * emptied (no spare, or another error). Context: owner (of s).
+ * emptied (no spare, or another error). Takes listen_accept's lock.
+ * Context: owner (of s).
  */
 int listen_spare_refuse(struct listen_spare *s, int lfd, unsigned max, const char *msg,
 			uint64_t *refused);

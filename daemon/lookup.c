@@ -854,7 +854,7 @@ lookup_idle_check(struct lookup_thread *t, int64_t now)
 static void
 lookup_accept(struct lookup_thread *t, int64_t now)
 {
-	int fd = accept4(t->l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = listen_accept(t->l->lfd);
 
 	if (fd < 0) {
 		lookup_accept_error(t, errno);
