@@ -82,6 +82,7 @@ struct fibd_compactor {
 	int running; /* the thread is the writer: ingest paused */
 	/* in */
 	struct fib *fib;
+	int accel;		  /* this job builds pending compiled tables only */
 	struct flow_cache *cache; /* pass 2: its stale entries dropped */
 	unsigned delay_ms;	  /* test-only: --compact-delay */
 	int pass;		  /* 1 (decides, unless forced), 2 */
@@ -106,7 +107,8 @@ struct fibd_compaction {
 	uint64_t built_bytes; /* fib bytes right after the last bulk build */
 	size_t built_routes;  /* and its routes */
 	uint64_t settles, compactions, failures, trims;
-	double last, max, trim_last;
+	uint64_t accel_builds, accel_failures; /* fib_accel_sync jobs */
+	double last, max, trim_last, accel_last;
 	/* malloc_trim walks every arena: ms on a full table's heap, so it
 	 * runs on a thread (settle.c); one at a time, a request meanwhile
 	 * is dropped (the running one gives back the same pages) */

@@ -39,7 +39,8 @@ struct fibd_snap {
 	double gc_last, gc_max;
 	struct { /* the loop's compaction counters (not cw: the thread's) */
 		uint64_t settles, compactions, failures, trims;
-		double last, max;
+		uint64_t accel_builds, accel_failures;
+		double last, max, accel_last;
 	} comp;
 	double stall_last, stall_max;
 	struct ctl_stats ctl;
@@ -192,6 +193,15 @@ static const struct fibd_metric {
 	  S(stall_last) },
 	{ "compaction_loop_stall_seconds_max", G, "Longest event-loop stall during any compaction.",
 	  NULL, 0, V_F6, S(stall_max) },
+	{ "compiled_table_builds_total", C,
+	  "Jobs of the compaction thread that built due compiled tables (a table crossed "
+	  "fib.accel_min_routes, or new fib parameters).",
+	  NULL, 0, V_U64, S(comp.accel_builds) },
+	{ "compiled_table_build_failures_total", C,
+	  "Such jobs that ran out of memory (the trie answers those tables).", NULL, 0, V_U64,
+	  S(comp.accel_failures) },
+	{ "compiled_table_build_seconds_last", G, "The compaction thread's time for the last such job.",
+	  NULL, 0, V_F6, S(comp.accel_last) },
 	{ "malloc_trims_total", C, "malloc_trim calls.", NULL, 0, V_U64, S(comp.trims) },
 	{ "control_clients", G, "Connected control clients.", NULL, 0, V_UNS, S(ctl.clients) },
 	{ "control_refused_total", C,
@@ -297,6 +307,9 @@ fibd_snap_take(struct fibd *d, struct fibd_snap *s)
 	s->comp.trims = d->comp.trims;
 	s->comp.last = d->comp.last;
 	s->comp.max = d->comp.max;
+	s->comp.accel_builds = d->comp.accel_builds;
+	s->comp.accel_failures = d->comp.accel_failures;
+	s->comp.accel_last = d->comp.accel_last;
 	s->running = d->comp.cw.running;
 	s->pending = d->comp.cw.running || d->comp.q.pass || d->comp.q.built_pending;
 	s->stall_last = d->health.stall_last;

@@ -25,6 +25,9 @@ settings_fib(const struct conf *c, struct fib_params *p)
 	p->halve_threshold_root = c->fib.halve_threshold_root;
 	p->sync_pages = c->fib.sync_pages;
 	p->accel_min_routes = c->fib.accel_min_routes;
+	/* a VRF's compiled table is built on the compaction thread (settle.c),
+	 * not in the netlink event or reload that made it due */
+	p->accel_defer = 1;
 	p->reclaim_mode =
 	    c->fib.reclaim == CONF_RECLAIM_SYNC ? FIB_RECLAIM_SYNC : FIB_RECLAIM_CALL_RCU;
 }

@@ -132,7 +132,9 @@ fibd_trim(struct fibd *d)
  * waits for the old tries' and the entries' grace period (rcu_barrier),
  * so that the trim that follows gives their malloc pages back, the
  * entries cached afterwards are packed in few pages, and the figures
- * taken last are those of a bulk build. Context: writer (the compaction
+ * taken last are those of a bulk build. A job of c->accel only builds
+ * the compiled tables that are due (fib_accel_sync, fibd_accel_start).
+ * Context: writer (the compaction
  * thread, or the main loop when no thread could be created),
  * registered, outside read sections.
  */
@@ -141,6 +143,12 @@ fibd_compactor_run(struct fibd_compactor *c)
 {
 	double t0;
 
+	if (c->accel) {
+		t0 = fibd_now();
+		c->err = fib_accel_sync(c->fib);
+		c->seconds = fibd_now() - t0;
+		return;
+	}
 	if (c->delay_ms)
 		nanosleep(
 		    &(struct timespec){c->delay_ms / 1000, (long)(c->delay_ms % 1000) * 1000000},
@@ -212,6 +220,7 @@ fibd_compact_start(struct fibd *d, int pass, int force, double t0)
 		fibd_fib_stats(d, &st); /* figures for the thread's time */
 	}
 	fibd_probe_watch(d, t0);
+	c->accel = 0;
 	c->pass = pass;
 	c->force = force;
 	c->cache = d->cache;
@@ -244,6 +253,57 @@ fibd_compact_end(struct fibd *d)
 }
 
 /*
+ * Compiled tables are due (params accel_defer, set by settings_fib): a
+ * table crossed fib.accel_min_routes, or a reload changed the main
+ * table or the threshold. Building one takes about as long as a bulk
+ * load's (20 ms for a full IPv4 table), so it runs as a job of the
+ * compaction thread, the ingest paused meanwhile as for a compaction;
+ * the trie answers those tables until then. Context: main loop, the
+ * FIB's writer, ingest idle, no compaction running.
+ */
+static void
+fibd_accel_start(struct fibd *d)
+{
+	struct fibd_compactor *c = &d->comp.cw;
+	int err;
+
+	fibd_stats_join(d);
+	if (!ingest_paused(d->ing) && ingest_pause(d->ing) < 0)
+		return; /* the next tick tries again */
+	fibd_probe_watch(d, fibd_now());
+	c->accel = 1;
+	c->running = 1;
+	err = handoff_run(c->ho);
+	if (err < 0) {
+		log_warnx("compaction thread: %s: compiled tables built on the main thread",
+			  strerror(-err));
+		handoff_run_here(c->ho);
+	}
+}
+
+/* Context: main loop, the compaction thread joined. */
+static void
+fibd_accel_done(struct fibd *d)
+{
+	struct fibd_compactor *c = &d->comp.cw;
+
+	d->comp.accel_builds++;
+	d->comp.accel_last = c->seconds;
+	d->comp.stats_at = 0; /* show trie: the new tables at the next refresh */
+	if (c->err < 0) {
+		d->comp.accel_failures++;
+		log_warnx("fib: compiled tables: %s (the trie answers those tables)",
+			  strerror(-c->err));
+	} else {
+		log_info("fib: compiled tables built on the compaction thread in %.1f ms",
+			 c->seconds * 1e3);
+	}
+	if (d->params_pending)
+		fibd_fib_params_apply(d, d->conf, "now that the compaction thread is done");
+	fibd_compact_end(d);
+}
+
+/*
  * The compaction thread is done (eventfd; fd -1: it ran on the main
  * thread): join it, count, apply fib parameters a reload left pending,
  * then start the second pass (forced) or finish. Context: main loop.
@@ -255,6 +315,10 @@ fibd_compact_done(void *arg)
 	struct fibd_compactor *c = &d->comp.cw;
 
 	c->running = 0;
+	if (c->accel) {
+		fibd_accel_done(d);
+		return;
+	}
 	d->comp.stats = c->stats; /* the writer's figures: the FIB as the thread left it */
 	d->comp.stats_at = fibd_now();
 	d->comp.q.settle_gen = d->comp.q.gen = fib_generation(d->fib);
@@ -371,6 +435,10 @@ fibd_settle_tick(evutil_socket_t fd, short what, void *arg)
 
 	if (d->comp.cw.running)
 		return; /* fibd_compact_done takes it from there */
+	if (fib_accel_pending(d->fib) && ingest_idle(d->ing) && !d->writing) {
+		fibd_accel_start(d);
+		return;
+	}
 	switch (compact_quiet_step(&d->comp.q, gen, !ingest_idle(d->ing) || d->writing, now,
 				   quiet_us)) {
 	case COMPACT_WAIT:
