@@ -33,6 +33,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "fib/reclaim.h"
 #include "fib/trie_types.h"
@@ -47,28 +48,57 @@ as_main_table(const struct TRIE_PREFIX *t)
 #endif
 }
 
+static size_t
+as_hslot(const struct atabs *ts, uint32_t table)
+{
+	size_t mask = 2 * ts->cap - 1, h = (size_t)((table * 0x9e3779b1u) >> 7) & mask;
+
+	while (ts->hash[h] && ts->v[ts->hash[h] - 1].table != table)
+		h = (h + 1) & mask;
+	return h;
+}
+
+/* Index v again (after a sort, or into a new hash). */
+static void
+as_rehash(struct atabs *ts)
+{
+	if (!ts->hash)
+		return;
+	memset(ts->hash, 0, 2 * ts->cap * sizeof(*ts->hash));
+	for (size_t i = 0; i < ts->n; i++)
+		ts->hash[as_hslot(ts, ts->v[i].table)] = (uint32_t)i + 1;
+}
+
 /* table's entry in ts, made if make (NULL: none, or no memory). */
 static struct atab *
 as_tab(struct atabs *ts, uint32_t table, bool make)
 {
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->v[i].table == table)
-			return &ts->v[i];
+	size_t h;
+
+	if (ts->hash && ts->hash[h = as_hslot(ts, table)])
+		return &ts->v[ts->hash[h] - 1];
 	if (!make)
 		return NULL;
 	if (ts->n == ts->cap) {
 		size_t c = ts->cap ? 2 * ts->cap : 8;
 		struct atab *v = realloc(ts->v, c * sizeof(*v));
+		uint32_t *hash;
 
-		if (!v) {
+		if (v)
+			ts->v = v;
+		hash = v ? calloc(2 * c, sizeof(*hash)) : NULL;
+		if (!hash) {
 			ts->lost = true;
 			return NULL;
 		}
-		ts->v = v;
+		free(ts->hash);
+		ts->hash = hash;
 		ts->cap = c;
+		as_rehash(ts);
 	}
 	ts->v[ts->n] = (struct atab){ .table = table };
-	return &ts->v[ts->n++];
+	ts->hash[as_hslot(ts, table)] = (uint32_t)++ts->n;
+	return &ts->v[ts->n - 1];
 }
 
 /* The slot of table's compiled table, or 0 (none; [0] is never asked). */
@@ -157,6 +187,7 @@ as_load_begin(struct TRIE_PREFIX *t)
 {
 	t->ltabs.n = 0;
 	t->ltabs.lost = false;
+	as_rehash(&t->ltabs);
 }
 
 static void
@@ -185,6 +216,7 @@ as_counts_clear(struct TRIE_PREFIX *t)
 {
 	t->tabs.n = 0;
 	t->tabs.lost = false;
+	as_rehash(&t->tabs);
 }
 
 static int
@@ -213,8 +245,10 @@ as_replace(struct TRIE_PREFIX *t)
 
 	if (main)
 		nw[0] = a_build_all(t, main);
-	if (t->tabs.n > 1)
+	if (t->tabs.n > 1) {
 		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
+		as_rehash(&t->tabs);
+	}
 	for (size_t i = 0; i < t->tabs.n; i++) {
 		struct atab *e = &t->tabs.v[i];
 
@@ -275,8 +309,10 @@ as_retune(struct TRIE_PREFIX *t, bool fresh, bool defer)
 		if (!min || !e || e->routes < min / 2)
 			as_drop(t, i);
 	}
-	if (t->tabs.n > 1)
+	if (t->tabs.n > 1) {
 		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
+		as_rehash(&t->tabs);
+	}
 	if (main && !t->accel[0]) {
 		if (defer) {
 			want = true;
@@ -359,4 +395,6 @@ as_free(struct TRIE_PREFIX *t)
 	a_scratch_free(t);
 	free(t->tabs.v);
 	free(t->ltabs.v);
+	free(t->tabs.hash);
+	free(t->ltabs.hash);
 }

@@ -103,6 +103,9 @@ struct atab {
 struct atabs {
 	struct atab *v;
 	size_t n, cap;
+	/* v's index + 1 by table, open addressing over 2 * cap slots (0:
+	 * free): a router with hundreds of VRFs counts every change */
+	uint32_t *hash;
 	bool lost; /* a table could not be counted (ENOMEM): counts are low */
 };
 

@@ -1104,6 +1104,46 @@ START_TEST(test_accel_defer)
 }
 END_TEST
 
+/* Routes counted in 300 tables (the counts' hash grown and rebuilt after
+ * the sorts of new parameters and a compaction): the tables that cross
+ * the threshold get their compiled table. */
+START_TEST(test_accel_many_tables)
+{
+	struct fib_params p;
+	struct fib *fib;
+	struct lpm_model m;
+	uint64_t s = 123;
+	bool has;
+
+	fib_params_default(&p);
+	p.accel_min_routes = 20;
+	fib = fib_new(&p);
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (uint32_t tb = 1; tb <= 300; tb++)
+		grow_table(fib, &m, &s, AF_INET, tb, 5);
+	ck_assert_uint_eq(accel_tables(fib, AF_INET, 150, &has), 1);
+	grow_table(fib, &m, &s, AF_INET, 150, 20);
+	ck_assert(accel_tables(fib, AF_INET, 150, &has) == 2 && has);
+	p.accel_min_routes = 19;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	ck_assert(accel_tables(fib, AF_INET, 150, &has) == 2 && has);
+	grow_table(fib, &m, &s, AF_INET, 299, 18);
+	ck_assert(accel_tables(fib, AF_INET, 299, &has) == 2 && !has);
+	grow_table(fib, &m, &s, AF_INET, 299, 19);
+	ck_assert(accel_tables(fib, AF_INET, 299, &has) == 3 && has);
+	ck_assert_int_eq(fib_compact(fib, AF_INET), 0);
+	grow_table(fib, &m, &s, AF_INET, 7, 19);
+	ck_assert(accel_tables(fib, AF_INET, 7, &has) == 4 && has);
+	shrink_table(fib, &m, 150, 8);
+	ck_assert(accel_tables(fib, AF_INET, 150, &has) == 3 && !has);
+	check_trie(fib);
+	compare(fib, &m, AF_INET, &s, 370);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
 /* Retired memory is freed in batches, after grace periods, and all of it. */
 START_TEST(test_reclaim)
 {
@@ -1162,6 +1202,7 @@ fib_suite(void)
 	tcase_add_test(tc, test_params);
 	tcase_add_loop_test(tc, test_accel_tables, 0, 2);
 	tcase_add_loop_test(tc, test_accel_defer, 0, 2);
+	tcase_add_test(tc, test_accel_many_tables);
 	tcase_add_test(tc, test_load_dups);
 	tcase_add_test(tc, test_find);
 	/* short: seeds 1-2 and 101-102 (compiled table on and off) */
