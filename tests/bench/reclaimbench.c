@@ -228,6 +228,7 @@ static void
 run_vrf(const struct routes *rt, size_t n, int nreaders, int defer)
 {
 	double *op = malloc(2 * n * sizeof(*op)), cross = 0, t0, tot, sync = 0;
+	size_t slow = 0;
 	struct fib_params p;
 	struct fib *fib;
 	struct reader rd[8];
@@ -261,6 +262,8 @@ run_vrf(const struct routes *rt, size_t n, int nreaders, int defer)
 		else
 			fib_del(fib, &r);
 		op[i] = now() - a;
+		if (op[i] > op[slow])
+			slow = i;
 		if (i + 1 == p.accel_min_routes)
 			cross = op[i];
 		if (defer && fib_accel_pending(fib)) {
@@ -278,6 +281,8 @@ run_vrf(const struct routes *rt, size_t n, int nreaders, int defer)
 	for (int i = 0; i < nreaders; i++)
 		pthread_join(rd[i].th, NULL);
 	fib_stats(fib, &st);
+	printf("vrf: the slowest op: the %s that left table 100 with %zu routes\n",
+	       slow < n ? "add" : "delete", slow < n ? slow + 1 : 2 * n - 1 - slow);
 	qsort(op, 2 * n, sizeof(*op), cmp_double);
 	printf("vrf: %zu adds and deletes in table 100 in %.3f s: one op p50 %.1f us, p99 %.1f us, "
 	       "max %.3f ms; the add that reached accel_min_routes %u (its compiled table built) "
