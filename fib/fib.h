@@ -162,7 +162,8 @@ struct fib_params {
 	unsigned sync_pages;             /* 128: retired bytes per batch, in 4 KiB pages */
 	unsigned reclaim_mode;           /* enum fib_reclaim_mode */
 	/* The table compiled for fast tos-0 lookups of that table (the full
-	 * BGP table), per family; 0: none, the trie answers everything.
+	 * BGP table), per family; 0: none (the trie answers everything,
+	 * unless accel_min_routes gives a large table one by its size).
 	 * Defaults: 254 (main) for both. It costs memory (about 11 bytes per
 	 * IPv4 route, 35 per IPv6 route on the tier-1 tables) and writer time (a change rebuilds
 	 * the blocks on its path: about 10 us at the median). */

@@ -1501,6 +1501,9 @@ main(int argc, char **argv)
 		if (o.accel >= 0) {
 			fp.accel_table = (uint32_t)o.accel;
 			fp.accel_table6 = (uint32_t)o.accel;
+			/* that table's only: with 0, main would get one by its
+			 * size (accel_min_routes) */
+			fp.accel_min_routes = 0;
 		}
 		fib = fib_new(&fp);
 	}

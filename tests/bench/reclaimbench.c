@@ -172,6 +172,8 @@ run_churn(const struct routes *rt, size_t n, int nreaders)
 		fib_params_default(&p);
 		p.accel_table = on ? 254 : 0;
 		p.accel_table6 = on ? 254 : 0;
+		if (!on)
+			p.accel_min_routes = 0; /* else main gets one by its size */
 		fib = fib_new(&p);
 		if (!fib || fib_load(fib, rt->r, rt->n)) {
 			fprintf(stderr, "reclaimbench: fib_load failed\n");
