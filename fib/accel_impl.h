@@ -49,10 +49,15 @@
  * below it on K's path are rebuilt from the trie: their own routes by a
  * walk that skips subtrees holding only longer keys, every other
  * sub-block reused as it is (its default stored in place). The new
- * subtree is published with one store where the 1 was (a sub-block that
- * appears or goes changes its parent's shape: then from the parent's
- * parent word, or higher if the parent goes too);
- * the replaced blocks are retired. A reader that still holds an old
+ * subtree is published with one store where the 1 was. Two cases skip
+ * most of a block's rebuild, the block being replaced by a copy in which
+ * one second-level node's words are made again (a_copy_node), when that
+ * node stays: the leaf's routes in the block all fall in that node (its
+ * /D+6 alone is walked), or a sub-block below the block appears or goes
+ * (its slot's word becomes the sub-block, or the answer it defaulted
+ * to). Otherwise a sub-block that appears or goes changes its parent's
+ * shape: the parent is rebuilt, from its parent's word, or higher if the
+ * parent goes too. The replaced blocks are retired. A reader that still holds an old
  * block began before it was retired, so before the old leaf was retired:
  * both outlive it. A bulk load or flush builds a whole new table from the
  * new trie before the old trie is released.
@@ -1047,6 +1052,193 @@ a_fail_entry(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, bool path)
 	A->held_w = NULL;
 }
 
+/* The second-level node of key's slot in blk (a block of the /D on key's
+ * path) and its index, or NULL if that slot has none. */
+static const struct anode *
+a_node2(const struct ablk *blk, unsigned D, tkey key, size_t *ci)
+{
+	const struct anode *r = blk->node;
+	unsigned s1 = a_idx(key, D);
+
+	if (D + A_SPAN >= KEYBITS || !((r->vec >> s1) & 1))
+		return NULL;
+	*ci = r->base1 + (size_t)__builtin_popcountll(r->vec & ((UINT64_C(2) << s1) - 1)) - 1;
+	return blk->node[*ci].vec ? NULL : &blk->node[*ci]; /* (never: two levels) */
+}
+
+/* The 64 slot words of a second-level node of blk, from its runs (a word
+ * sent to the trie read as the subtree it stands for). */
+static void
+a_node_slots(const struct accel *A, const struct ablk *blk, const struct anode *c,
+	     aword slot[64])
+{
+	const aword *bw = (const aword *)blk;
+	aword cur = 0;
+
+	for (unsigned s = 0, k = 0; s < 64; s++) {
+		if ((c->leafvec >> s) & 1) {
+			const aword *p = &bw[c->base0 + k++];
+			cur = p == A->held_w ? A->held : *p;
+		}
+		slot[s] = cur;
+	}
+}
+
+/*
+ * A copy of blk with its second-level node ci holding the slot words
+ * slot[] instead: only that node's runs are made again; the other nodes
+ * and words are copied, those after it shifted. The caller makes sure the
+ * result is what a fresh build makes (a_check compares): the block's
+ * other routes did not change, and the node stays. It is refused (NULL,
+ * b->err 0) when the node would be one run without a sub-block, which a
+ * fresh build may not keep: the caller rebuilds the block instead.
+ */
+static struct ablk *
+a_copy_node(struct accel *A, struct abuild *b, const struct ablk *blk, size_t ci,
+	    const aword slot[64])
+{
+	const struct anode *c = &blk->node[ci];
+	const aword *from = (const aword *)blk;
+	unsigned oldn = (unsigned)__builtin_popcountll(c->leafvec), newn = 0;
+	aword nw[64], cur = 0;
+	uint64_t leafvec = 0;
+	bool sub = false;
+	size_t nl, off, cut, tail;
+	struct ablk *nb;
+	aword *to;
+
+	b->err = 0;
+	for (unsigned s = 0; s < 64; s++) {
+		if (!s || slot[s] != cur) {
+			leafvec |= UINT64_C(1) << s;
+			nw[newn++] = slot[s];
+			cur = slot[s];
+		}
+		sub |= (slot[s] & A_BLOCK) != 0;
+	}
+	if (newn == 1 && !sub)
+		return NULL;
+	nl = (size_t)blk->nl - oldn + newn;
+	if (nl > UINT16_MAX)
+		return NULL;
+	nb = pool_alloc(A->pool, ablk_size(blk->nn, (uint32_t)nl));
+	if (nb && !pool_handle(A->pool, nb, ablk_size(blk->nn, (uint32_t)nl))) {
+		pool_free(A->pool, nb, ablk_size(blk->nn, (uint32_t)nl));
+		nb = NULL;
+	}
+	if (!nb) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	nb->nn = blk->nn;
+	nb->nl = (uint16_t)nl;
+	nb->dflt = 0;
+	off = (sizeof(struct ablk) + blk->nn * sizeof(struct anode)) / sizeof(aword);
+	cut = c->base0; /* in words from the block start, as base0 */
+	for (size_t i = 0; i < blk->nn; i++) {
+		nb->node[i] = blk->node[i];
+		if (i != ci && nb->node[i].base0 > cut)
+			nb->node[i].base0 = (uint32_t)(nb->node[i].base0 + newn - oldn);
+	}
+	nb->node[ci].leafvec = leafvec;
+	to = (aword *)nb;
+	tail = off + blk->nl - (cut + oldn);
+	memcpy(to + off, from + off, (cut - off) * sizeof(aword));
+	memcpy(to + cut, nw, newn * sizeof(aword));
+	/* a word sent to the trie (held) is on key's path: in slot[] */
+	memcpy(to + cut + newn, from + cut + oldn, tail * sizeof(aword));
+	a_count_block(A, nb, 1);
+	return nb;
+}
+
+/*
+ * A copy of blk (a block of the /D on key's path whose own routes did not
+ * change) with its second-level word for key's slot set to w: a sub-block
+ * that appeared there, or the answer that a sub-block that went leaves.
+ * NULL (b->err 0) if key's slot has no second-level node (a fresh build
+ * changes the block's shape) or a_copy_node refuses.
+ */
+static struct ablk *
+a_patch_slot(struct accel *A, struct abuild *b, const struct ablk *blk, unsigned D, tkey key,
+	     aword w)
+{
+	const struct anode *c;
+	aword slot[64];
+	size_t ci;
+
+	b->err = 0;
+	if (!(c = a_node2(blk, D, key, &ci)))
+		return NULL;
+	a_node_slots(A, blk, c, slot);
+	slot[a_idx(key, D + 6)] = w;
+	return a_copy_node(A, b, blk, ci, slot);
+}
+
+/*
+ * A copy of blk (a block of the /D on key's path) after a change of the
+ * leaf of key whose routes there (lens) are all in the second-level node
+ * of key's slot: that node's words made again from the trie, the routes
+ * of its /D+6 and the answer it defaults to (the longest route of /D+1
+ * ... /D+6 over it, or 0), its sub-blocks kept (their defaults set
+ * again). NULL (b->err 0) when that node is not there or a_copy_node
+ * refuses; b->err on ENOMEM.
+ */
+static struct ablk *
+a_patch_node(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, const struct ablk *blk,
+	     unsigned D, tkey key)
+{
+	unsigned lim = D + A_SPAN;
+	tkey lo = key & ~a_low_mask(KEYBITS - D - 6), hi = lo | a_low_mask(KEYBITS - D - 6);
+	const struct anode *c;
+	struct avec own = { 0 };
+	aword old[64], slot[64], v0 = 0;
+	struct ablk *nb = NULL;
+	size_t ci;
+
+	b->err = 0;
+	if (!(c = a_node2(blk, D, key, &ci)))
+		return NULL;
+	for (unsigned p = D + 6; p > D && !v0; p--) {
+		struct tnode *path[KEYBITS + 2];
+		int depth;
+		const struct tleaf *l = find_leaf(t, key & ~a_low_mask(KEYBITS - p), path, &depth);
+
+		for (unsigned a = 0; l && a < l->kv.n; a++) {
+			const struct fib_alias *fa = &l->fa[a];
+			if (fa->slen == KEYBITS - p && fa->table == A->table && !fa->tos) {
+				v0 = a_value(t, l, a);
+				break;
+			}
+		}
+	}
+	b->err = a_collect(t, t->root, lo, hi, A->table, (int)D + 6, lim, KEYBITS - lim, &own,
+			   &own);
+	if (b->err)
+		goto out;
+	for (unsigned s = 0; s < 64; s++)
+		slot[s] = v0;
+	for (unsigned p = D + 7; p <= lim; p++)
+		for (size_t i = 0; i < own.n; i++)
+			if (own.v[i].plen == p) {
+				unsigned s0 = a_idx(own.v[i].key, D + 6), cnt = 1u << (lim - p);
+				for (unsigned s = s0; s < s0 + cnt; s++)
+					slot[s] = own.v[i].val;
+			}
+	a_node_slots(A, blk, c, old);
+	for (unsigned s = 0; s < 64; s++)
+		if (old[s] & A_BLOCK) {
+			struct ablk *sub = a_blk(A, old[s]);
+			/* a sub-block in use may be read meanwhile: one store */
+			if (T_LOAD8(sub->dflt) != slot[s])
+				T_STORE8(sub->dflt, slot[s]);
+			slot[s] = old[s];
+		}
+	nb = a_copy_node(A, b, blk, ci, slot);
+out:
+	free(own.v);
+	return nb;
+}
+
 /*
  * The changed key's /16 (default df): find the topmost block on key's
  * path that holds a prefix of the leaf (before or after the change: lens)
@@ -1099,20 +1291,79 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 		old = a_blk(A, v);
 		D += A_SPAN;
 	}
+	ap.nmade = ap.nold = 0;
+	if (old && plen <= (int)(D + A_SPAN) && !a_lens_in(lens, D, D + 6) &&
+	    a_lens_in(lens, D + 6, D + A_SPAN)) {
+		/* the leaf's routes here are all in one second-level node:
+		 * that node made again in a copy of old, when it stays */
+		blk = a_patch_node(t, A, &b, old, D, key);
+		err = b.err;
+		if (blk) {
+			ap.made[ap.nmade++] = blk;
+			ap.old[ap.nold++] = old;
+		}
+		if (blk || err)
+			goto publish;
+	}
+	if (old && !a_lens_in(lens, D, D + A_SPAN) && plen > (int)(D + A_SPAN) &&
+	    a_slot_word(old, D, key)) {
+		/* a sub-block appears below old, whose routes are unchanged:
+		 * built alone and put in a copy of old (old's other words
+		 * kept) when the slot's node stays; else old is rebuilt */
+		struct ablk *nsub;
+		aword *w = a_slot_word(old, D, key);
+
+		err = a_rebuild(t, A, &b, D + A_SPAN, key, plen, NULL, &ap, &nsub);
+		if (!err && !nsub) {
+			blk = old; /* nothing below after all: unchanged */
+			goto publish;
+		}
+		if (!err) {
+			nsub->dflt = *w;
+			blk = a_patch_slot(A, &b, old, D, key, a_bword(A, nsub));
+			err = b.err;
+			if (blk) {
+				ap.made[ap.nmade++] = blk;
+				ap.old[ap.nold++] = old;
+				goto publish;
+			}
+		}
+		a_free_made(A, &ap);
+		ap.nmade = ap.nold = 0;
+		if (err)
+			goto publish;
+	}
 	for (;;) {
 		ap.nmade = ap.nold = 0;
 		err = a_rebuild(t, A, &b, D, key, plen, old, &ap, &blk);
 		if (err || !pw || blk)
 			break;
-		/* the sub-block goes: its parent changes shape, so the parent
-		 * is rebuilt (reusing its other sub-blocks), and if it goes too,
+		/* the sub-block goes: its parent changes shape. Its slot takes
+		 * the answer the sub-block defaulted to, in a copy of the
+		 * parent, when the slot's node stays; else the parent is
+		 * rebuilt (reusing its other sub-blocks), and if it goes too,
 		 * its own parent */
+		blk = a_patch_slot(A, &b, up[nup - 1].blk, D - A_SPAN, key, T_LOAD8(old->dflt));
+		if (b.err) {
+			err = b.err;
+			break;
+		}
+		if (blk) {
+			ap.made[ap.nmade++] = blk;
+			ap.old[ap.nold++] = up[nup - 1].blk;
+			nup--;
+			old = up[nup].blk;
+			pw = up[nup].pw;
+			D -= A_SPAN;
+			break;
+		}
 		a_free_made(A, &ap);
 		nup--;
 		old = up[nup].blk;
 		pw = up[nup].pw;
 		D -= A_SPAN;
 	}
+publish:
 	free(b.node);
 	free(b.word);
 	if (err) {
