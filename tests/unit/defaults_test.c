@@ -43,6 +43,11 @@ check_conf(const struct conf *c)
 	ck_assert_int_eq(pc.halve_threshold_root, pm.halve_threshold_root);
 	ck_assert_int_eq(pc.sync_pages, pm.sync_pages);
 	ck_assert_int_eq(pc.reclaim_mode, pm.reclaim_mode);
+	/* the one difference on purpose: fibd builds compiled tables on
+	 * its compaction thread, not in the event that made them due */
+	ck_assert_int_eq(pm.accel_defer, 0);
+	ck_assert_int_eq(pc.accel_defer, 1);
+	pm.accel_defer = 1;
 	ck_assert(memcmp(&pc, &pm, sizeof(pm)) == 0);
 
 	memset(&fm, 0, sizeof(fm));
