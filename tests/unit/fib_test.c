@@ -1144,6 +1144,58 @@ START_TEST(test_accel_many_tables)
 }
 END_TEST
 
+/* An IPv6 route of table 254 (tos, if not 0, makes aliases before it). */
+static void
+v6_route(struct lpm_route *r, const char *pfx, unsigned plen, uint8_t tos)
+{
+	memset(r, 0, sizeof(*r));
+	r->family = AF_INET6;
+	ck_assert_int_eq(inet_pton(AF_INET6, pfx, r->dst.b), 1);
+	r->plen = (uint8_t)plen;
+	r->table = 254;
+	r->tos = tos;
+	r->type = FIB_UNICAST;
+}
+
+/*
+ * A second-level node whose words are all "ask the trie" (its own /24
+ * and the /20 over it both have a fifth alias or later, which the
+ * compiled table does not name) still holds a route: when the sub-block
+ * below it goes, the node must stay, as a fresh build keeps it
+ * (fib_check compares), although its words are one run.
+ */
+START_TEST(test_accel_ask_node)
+{
+	static const char *const pfx[] = { "2001:1000::", "2001:1100::" };
+	static const unsigned plen[] = { 20, 24 };
+	struct fib *fib = fib_new(NULL);
+	struct lpm_model m;
+	struct lpm_route r;
+
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (unsigned i = 0; i < 2; i++)
+		for (uint8_t tos = 0; tos <= 16; tos += 4) {
+			v6_route(&r, pfx[i], plen[i], tos);
+			model_apply_add(fib, &m, &r, 0);
+		}
+	/* a second node in the /16's block, so that the block stays */
+	v6_route(&r, "2001:8000::", 24, 0);
+	model_apply_add(fib, &m, &r, 0);
+	check_trie(fib);
+	v6_route(&r, "2001:1100:10::", 48, 0);
+	model_apply_add(fib, &m, &r, 0);
+	check_trie(fib);
+	model_apply_del(fib, &m, m.n - 1);
+	check_trie(fib);
+	v6_route(&r, "2001:1100:10::", 48, 0);
+	model_apply_add(fib, &m, &r, 0);
+	check_trie(fib);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
 /* Retired memory is freed in batches, after grace periods, and all of it. */
 START_TEST(test_reclaim)
 {
@@ -1211,6 +1263,11 @@ fib_suite(void)
 	tcase_add_loop_test(tc, test_thresholds, 0, 5);
 	tcase_add_loop_test(tc, test_load, 0, test_short ? 1 : 3);
 	tcase_add_loop_test(tc, test_reclaim, 0, 4);
+	suite_add_tcase(s, tc);
+	/* the compiled table's corner cases, alone (CK_RUN_CASE=accel) */
+	tc = tcase_create("accel");
+	ck_rcu_fixture(tc);
+	tcase_add_test(tc, test_accel_ask_node);
 	suite_add_tcase(s, tc);
 	return s;
 }
