@@ -52,10 +52,15 @@
  * shortest prefix covers (before or after the change), in one pass as at
  * load, and publishes each new segment with one pointer store; the old
  * segment and its deep nodes are retired through the batched
- * reclamation. The reclamation is held from before the trie changes to
- * after the table is patched: a reader that found an answer naming the
- * old leaf read the old segment before the new one was published, so the
- * grace period of the old leaf waits for it too.
+ * reclamation. When that prefix is longer than /18 (nearly every change
+ * in a full table), only the /24 slots it covers (its /24, if longer)
+ * are repainted, in a copy of the segment: the deep nodes of the other
+ * slots move to the copy, and the trie is read for those /24s and the
+ * answer around them, not for the whole /18. The reclamation is held
+ * from before the trie changes to after the table is patched: a reader
+ * that found an answer naming the old leaf read the old segment before
+ * the new one was published, so the grace period of the old leaf waits
+ * for it too.
  *
  * If memory runs out, the /18 points to a shared segment answering
  * A_ASK and the trie answers it until it is rebuilt (the next change
@@ -410,6 +415,32 @@ a_free_deep(struct accel *A, struct adeep *d)
 	pool_free(A->pool, d, adeep_size(adeep_n(d)));
 }
 
+/* Paint the slots of w (one /18) with its items in preorder: the
+ * prefixes up to /24 over their slots, the longer ones of each /24 into
+ * a deep node made (b->made) or compared. Returns 0 or -ENOMEM. */
+static int
+a_paint(struct asegb *b, aword *w, const struct aitem *it, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0, j; i < n && !err; i = j) {
+		unsigned s0 = (unsigned)(it[i].key >> 8) & 63;
+
+		j = i + 1;
+		if (it[i].plen <= 24) {
+			unsigned cnt = 1u << (24 - it[i].plen);
+			for (unsigned x = s0; x < s0 + cnt; x++)
+				w[x] = it[i].val;
+			continue;
+		}
+		/* the longer prefixes of one /24 follow each other */
+		while (j < n && it[j].plen > 24 && ((it[j].key >> 8) & 63) == s0)
+			j++;
+		w[s0] = a_deep_make(b, s0, w[s0], it + i, j - i, &err);
+	}
+	return err;
+}
+
 /*
  * The segment of one /18 from its default dflt (routes of /18 or
  * shorter) and its routes longer than /18 in preorder: made (*out), or
@@ -446,21 +477,7 @@ a_seg_make(struct asegb *b, aword dflt, const struct aitem *it, size_t n, struct
 	}
 	for (unsigned i = 0; i < 64; i++)
 		w[i] = dflt;
-	for (size_t i = 0, j; i < n && !err; i = j) {
-		unsigned s0 = (unsigned)(it[i].key >> 8) & 63;
-
-		j = i + 1;
-		if (it[i].plen <= 24) {
-			unsigned cnt = 1u << (24 - it[i].plen);
-			for (unsigned x = s0; x < s0 + cnt; x++)
-				w[x] = it[i].val;
-			continue;
-		}
-		/* the longer prefixes of one /24 follow each other */
-		while (j < n && it[j].plen > 24 && ((it[j].key >> 8) & 63) == s0)
-			j++;
-		w[s0] = a_deep_make(b, s0, w[s0], it + i, j - i, &err);
-	}
+	err = a_paint(b, w, it, n);
 	if (err)
 		goto fail;
 	nr = a_runs(w, 64, &lv, ans);
@@ -643,6 +660,97 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	return ret;
 }
 
+/* Retire a segment that a copy replaced, with the deep nodes of its
+ * slots s0 .. s0 + cnt - 1 (the copy holds the others). */
+static void
+a_seg_retire_part(struct TRIE_PREFIX *t, struct accel *A, struct aseg *old, unsigned s0,
+		  unsigned cnt)
+{
+	uint64_t lv = old->lv;
+	unsigned n = aseg_n(old);
+
+	if (old == A->zeroseg)
+		return;
+	for (unsigned i = 0; i < n; i++, lv &= lv - 1) {
+		unsigned x = (unsigned)__builtin_ctzll(lv);
+
+		if ((old->ans[i] & A_DEEP) && x >= s0 && x < s0 + cnt) {
+			struct adeep *d = (struct adeep *)a_deep(A, old->ans[i]);
+			a_count_deep(A, d, -1);
+			reclaim_retire(t->ctx->rc, d, adeep_size(adeep_n(d)));
+		}
+	}
+	a_count_seg(A, old, -1);
+	reclaim_retire(t->ctx->rc, old, aseg_size(n));
+}
+
+/*
+ * A change whose leaf's widest prefix (suffix slen) is longer than /18:
+ * repaint only the /24 slots that prefix covers (its /24 if it is
+ * longer) in a copy of the segment, from the routes inside them and the
+ * answer of the shorter ones, and publish the copy. It is what a fresh
+ * build of the /18 makes (a_check compares); the deep nodes of the other
+ * slots move to it, so one /24's change reads one /24 of the trie, not
+ * the /18. Returns 0, -ENOMEM with nothing changed, or -EAGAIN when the
+ * /18 is left to the trie (the caller rebuilds it).
+ */
+static int
+a_patch_slots(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
+{
+	unsigned long c = a_top(key);
+	struct aseg *old = A->dir[c], *s;
+	unsigned span = slen < 8 ? 8 : slen;
+	tkey lo = key & ~a_low_mask(span), hi = lo | a_low_mask(span);
+	unsigned s0 = (unsigned)(lo >> 8) & 63, cnt = 1u << (span - 8), nr, k = 0;
+	aword w[64], ans[64], outer;
+	struct avec v = { 0 };
+	struct asegb b = { .t = t, .A = A };
+	uint64_t lv;
+	int err;
+
+	if (old == A->askseg)
+		return -EAGAIN;
+	for (unsigned x = 0; x < 64; x++) {
+		k += (unsigned)(old->lv >> x) & 1;
+		w[x] = old->ans[k - 1];
+	}
+	err = a_collect(t, t->root, lo, hi, A->table, (int)(KEYBITS - span) - 1, KEYBITS, 0, &v,
+			&v);
+	if (err) {
+		free(v.v);
+		return err;
+	}
+	outer = a_outer(t, A->table, lo, KEYBITS - span);
+	for (unsigned x = s0; x < s0 + cnt; x++)
+		w[x] = outer;
+	err = a_paint(&b, w, v.v, v.n);
+	free(v.v);
+	if (err)
+		goto fail;
+	nr = a_runs(w, 64, &lv, ans);
+	if (lv == old->lv && !memcmp(ans, old->ans, nr * sizeof(aword)))
+		return 0; /* (a deep node made has a new handle: never equal) */
+	if (lv == 1 && !ans[0]) {
+		s = A->zeroseg;
+	} else {
+		s = pool_alloc(A->pool, aseg_size(nr));
+		if (!s) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		s->lv = lv;
+		memcpy(s->ans, ans, nr * sizeof(aword));
+		a_count_seg(A, s, 1);
+	}
+	T_STORE(A->dir[c], s);
+	a_seg_retire_part(t, A, old, s0, cnt);
+	return 0;
+fail:
+	while (b.nmade)
+		a_free_deep(A, b.made[--b.nmade]);
+	return err;
+}
+
 /* ------------------------------------------------------------- updates */
 
 /*
@@ -661,15 +769,20 @@ a_invalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 	A->holding = true;
 }
 
-/* After the change: rebuild the /18s the leaf's shortest prefix (slen,
- * before or after the change) covers. */
+/* After the change: repaint the /24s, or rebuild the /18s, that the
+ * leaf's shortest prefix (slen, before or after the change) covers. */
 static void
 a_revalidate(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 {
 	unsigned long c0, cnt;
+	int err = slen < KEYBITS - A_DPBITS ? a_patch_slots(t, A, key, slen) : -EAGAIN;
 
-	a_range(key, slen, &c0, &cnt);
-	a_build_range(t, A, c0, cnt, true, false, NULL, NULL);
+	if (err == -ENOMEM) /* as a rebuild that fails: left to the trie */
+		a_set_seg(t, A, a_top(key), A->askseg, true);
+	if (err == -EAGAIN) {
+		a_range(key, slen, &c0, &cnt);
+		a_build_range(t, A, c0, cnt, true, false, NULL, NULL);
+	}
 	if (A->holding) {
 		A->holding = false;
 		reclaim_release(t->ctx->rc);

@@ -27,9 +27,10 @@
  * Dropping a table is cheap (a store, then a retirement) and is never
  * deferred. A build that fails for memory leaves that table to the trie
  * (slower, never wrong) and is not tried again until the next whole
- * rebuild (bulk load, compaction) or new parameters. The counts are writer-only: if a new
- * table cannot be recorded it is not counted (t->tabs.lost) until the
- * next bulk load counts them all again; answers never depend on them.
+ * rebuild (bulk load, compaction) or new parameters. The counts are
+ * writer-only: if a new table cannot be recorded it is not counted
+ * (t->tabs.lost) until the next bulk load counts them all again; answers
+ * never depend on them.
  */
 
 #include <stdlib.h>

@@ -19,8 +19,9 @@
  *
  *   - fib_load into an empty FIB: the whole build (struct accel, the
  *     dir, the shared segments, every segment and deep node);
- *   - fib_add and fib_del of prefixes of /24 or shorter: the rebuild of
- *     the /18s they cover, one to 64 of them;
+ *   - fib_add and fib_del of prefixes of /18 or shorter: the rebuild of
+ *     the /18s they cover, one to 64 of them; of /19 to /24: the copy of
+ *     their segment with the /24s they cover painted again;
  *   - fib_add and fib_del of prefixes longer than /24: deep nodes.
  *
  * After each attempt a failed call returned -ENOMEM and the FIB holds

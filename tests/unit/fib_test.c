@@ -285,6 +285,28 @@ model_apply_del(struct fib *fib, struct lpm_model *m, size_t i)
 	lpm_del(m, i);
 }
 
+/*
+ * Dense IPv4 runs: every route inside 10.64.0.0/14, /14 to /32, so that
+ * the /18s of 10.64.0.0/17 hold many routes, /24s hold longer ones and
+ * keys carry several lengths: the compiled table's changes that repaint
+ * a few /24s of a segment (and move its other deep nodes to the copy)
+ * are checked against a fresh build after each one.
+ */
+static bool dense4;
+
+static void
+dense_route(uint64_t *s, struct lpm_route *r)
+{
+	uint64_t x = lpm_rand(s);
+	unsigned plen = 14 + (unsigned)(x % 19);
+	uint32_t a = 0x0a400000u | (uint32_t)(lpm_rand(s) & (x % 8 ? 0x7fff : 0x3ffff));
+
+	a &= ~(uint32_t)0 << (32 - plen);
+	for (unsigned i = 0; i < 4; i++)
+		r->dst.b[i] = (uint8_t)(a >> (24 - 8 * i));
+	r->plen = (uint8_t)plen;
+}
+
 static void
 random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 {
@@ -316,6 +338,8 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 		unsigned add_share = op < ops / 2 ? 75 : op < ops * 3 / 4 ? 50 : 20;
 		if (what < add_share || m.n == 0) {
 			lpm_random_route(&s, family, &r);
+			if (dense4 && family == AF_INET)
+				dense_route(&s, &r);
 			model_apply_add(fib, &m, &r, (x >> 8) % 8 == 0 ? FIB_ADD_EXCL : 0);
 		} else if (what < add_share + 10) {
 			/* replace an existing route with another type */
@@ -350,6 +374,14 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 START_TEST(test_random4)
 {
 	random_run(AF_INET, (uint64_t)_i + 1, 1500, NULL);
+}
+END_TEST
+
+START_TEST(test_dense4)
+{
+	dense4 = true;
+	random_run(AF_INET, (uint64_t)_i + 201, test_scaled(2000), NULL);
+	dense4 = false;
 }
 END_TEST
 
@@ -1268,6 +1300,7 @@ fib_suite(void)
 	tc = tcase_create("accel");
 	ck_rcu_fixture(tc);
 	tcase_add_test(tc, test_accel_ask_node);
+	tcase_add_loop_test(tc, test_dense4, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
