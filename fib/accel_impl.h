@@ -4,11 +4,11 @@
  *
  * Included by trie6.c (and by trie4.c with -DFIB_ACCEL4_POPTRIE) after
  * trie_impl.h, so it is built once per key width with the trie; it meets
- * the trie through fib/trie_types.h. The LC-trie stays the writer's structure and answers every
- * lookup; for the one table that carries the full BGP table (params
- * accel_table, default 254 main) and tos 0 - what the datapath asks -
- * this compiled copy answers in a few cache-resident steps, after
- * poptrie (Asai and Ohara, SIGCOMM 2015):
+ * the trie through fib/trie_types.h. The LC-trie stays the writer's
+ * structure and answers every lookup; for the one table that carries the
+ * full BGP table (params accel_table, default 254 main) and tos 0 -
+ * what the datapath asks - this compiled copy answers in a few
+ * cache-resident steps, after poptrie (Asai and Ohara, SIGCOMM 2015):
  *
  *   dp[top A_DPBITS bits]  one 32-bit word per /18 (IPv4: 1 MiB, so an
  *                          IPv4 /24 is one node below it) or /16 (IPv6):
@@ -57,10 +57,10 @@
  * (its slot's word becomes the sub-block, or the answer it defaulted
  * to). Otherwise a sub-block that appears or goes changes its parent's
  * shape: the parent is rebuilt, from its parent's word, or higher if the
- * parent goes too. The replaced blocks are retired. A reader that still holds an old
- * block began before it was retired, so before the old leaf was retired:
- * both outlive it. A bulk load or flush builds a whole new table from the
- * new trie before the old trie is released.
+ * parent goes too. The replaced blocks are retired. A reader that still
+ * holds an old block began before it was retired, so before the old leaf
+ * was retired: both outlive it. A bulk load or flush builds a whole new
+ * table from the new trie before the old trie is released.
  *
  * If memory runs out, the dp entry stays 1 and the trie answers: slower,
  * never wrong. The table is rebuilt whole at the next bulk load.

@@ -9,7 +9,7 @@
  * chunk's own free list. A chunk whose last object is freed leaves its
  * class and goes back to its superblock; a superblock whose last chunk
  * is free is unmapped, unless it is the pool's last one. Free chunks in
- * live superblocks are kept backed up to POOL_HOT_MAX of them (512 KiB),
+ * live superblocks are kept backed up to POOL_HOT_MAX of them (4 MiB),
  * beyond that their pages go back with MADV_DONTNEED. So RSS follows the
  * live objects after a peak (a compaction, a withdrawn table) at 64 KiB
  * granularity.
@@ -76,7 +76,12 @@
 /* allocations without a free in between that make a bulk build */
 #define POOL_BULK_STREAK 256u
 /*
- * Free chunks of live superblocks kept backed: 512 KiB. Built with
+ * Free chunks of live superblocks kept backed: 4 MiB, a new superblock's
+ * 31 and more. Route-by-route changes retire and allocate compiled-table
+ * blocks of up to 16 KiB, a few per chunk, whose chunks empty and fill
+ * again all the time; with less kept, each went back (splitting the
+ * superblock's huge page) and was faulted in again, zeroed, by the
+ * writer's next copy into it. Built with
  * -DPOOL_PROTECT_FREE (debugging), none, and every chunk given back is
  * mprotect(PROT_NONE) until reused: a read of freed trie memory after
  * its grace period then faults at the read instead of seeing zeros.
@@ -84,7 +89,7 @@
 #ifdef POOL_PROTECT_FREE
 #define POOL_HOT_MAX 0u
 #else
-#define POOL_HOT_MAX 8u
+#define POOL_HOT_MAX 64u
 #endif
 #define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
