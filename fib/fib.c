@@ -311,6 +311,12 @@ fib_del(struct fib *fib, const struct fib_route *r)
 	return err;
 }
 
+void
+fib_trim(struct fib *fib)
+{
+	pool_trim(fib->ctx.pool);
+}
+
 int
 fib_compact(struct fib *fib, int family)
 {

@@ -243,6 +243,14 @@ int fib_load(struct fib *fib, const struct fib_route *r, size_t n);
 int fib_compact(struct fib *fib, int family);
 /* Remove every route of one family (AF_UNSPEC: both). Context: writer. */
 void fib_flush(struct fib *fib, int family);
+/*
+ * Give back to the system the free memory the FIB keeps ready for its
+ * writer: while routes change one by one it keeps up to 4 MiB of freed
+ * chunks backed (giving them back and faulting them in again cost the
+ * writer more than the change itself); this returns all but 512 KiB,
+ * for when the table is quiet. Context: any.
+ */
+void fib_trim(struct fib *fib);
 
 /* Number of routes per family. Context: any. */
 size_t fib_count(const struct fib *fib, int family);

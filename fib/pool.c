@@ -81,15 +81,18 @@
  * blocks of up to 16 KiB, a few per chunk, whose chunks empty and fill
  * again all the time; with less kept, each went back (splitting the
  * superblock's huge page) and was faulted in again, zeroed, by the
- * writer's next copy into it. Built with
+ * writer's next copy into it. pool_trim gives back all but POOL_HOT_MIN
+ * (512 KiB) once the table is quiet. Built with
  * -DPOOL_PROTECT_FREE (debugging), none, and every chunk given back is
  * mprotect(PROT_NONE) until reused: a read of freed trie memory after
  * its grace period then faults at the read instead of seeing zeros.
  */
 #ifdef POOL_PROTECT_FREE
 #define POOL_HOT_MAX 0u
+#define POOL_HOT_MIN 0u
 #else
 #define POOL_HOT_MAX 64u
+#define POOL_HOT_MIN 8u /* what pool_trim keeps */
 #endif
 #define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
@@ -479,9 +482,9 @@ pool_chunk_cool(struct pool *p, struct pool_super *s, struct pool_chunk *ch)
  * splitting the huge page costs least.
  */
 static void
-pool_trim_backed(struct pool *p)
+pool_trim_to(struct pool *p, size_t keep)
 {
-	while (p->free_backed > POOL_HOT_MAX) {
+	while (p->free_backed > keep) {
 		struct pool_super *best = NULL;
 
 		for (struct pool_super *s = p->supers.next; s != &p->supers; s = s->next)
@@ -489,7 +492,7 @@ pool_trim_backed(struct pool *p)
 				best = s;
 		if (!best)
 			return;
-		for (unsigned i = 0; i < POOL_NCHUNK && p->free_backed > POOL_HOT_MAX; i++)
+		for (unsigned i = 0; i < POOL_NCHUNK && p->free_backed > keep; i++)
 			if (best->ch[i].state == POOL_CH_FREE)
 				pool_chunk_cool(p, best, &best->ch[i]);
 	}
@@ -513,7 +516,7 @@ pool_chunk_put(struct pool *p, struct pool_chunk *ch)
 		}
 		ch->state = POOL_CH_COLD; /* not counted in free_backed */
 		pool_super_unmap(p, s);
-		pool_trim_backed(p);
+		pool_trim_to(p, POOL_HOT_MAX);
 		return;
 	}
 	if (p->free_backed + 1 <= POOL_HOT_MAX) {
@@ -523,7 +526,7 @@ pool_chunk_put(struct pool *p, struct pool_chunk *ch)
 	}
 	ch->state = POOL_CH_USED; /* not free_backed yet */
 	pool_chunk_cool(p, s, ch);
-	pool_trim_backed(p);
+	pool_trim_to(p, POOL_HOT_MAX);
 }
 
 /*
@@ -649,6 +652,14 @@ pool_free(struct pool *p, void *obj, size_t size)
 			}
 		}
 	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+pool_trim(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	pool_trim_to(p, POOL_HOT_MIN);
 	pthread_mutex_unlock(&p->lock);
 }
 

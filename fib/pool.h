@@ -36,6 +36,9 @@ void pool_free_all(struct pool *p);
 void *pool_alloc(struct pool *p, size_t size);
 /* size must be the size given to pool_alloc. Context: any. */
 void pool_free(struct pool *p, void *obj, size_t size);
+/* Give back the free chunks kept backed for the next allocations (up to
+ * 4 MiB while the table churns), all but 512 KiB. Context: any. */
+void pool_trim(struct pool *p);
 /* Bytes handed out (rounded to the class size). Context: any. */
 uint64_t pool_bytes(const struct pool *p);
 /* Bytes held from the system: superblocks less the chunks given back,

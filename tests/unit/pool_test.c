@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: pool handles (fib/pool.h): 32-bit names of pool objects
+ * DOC: pool handles (fib/pool.h): 32-bit names of pool objects; trim
  *
  * Every object, small or large, gets a handle that names it back; a
  * mapping's id is given back when the mapping goes; past POOL_NIDS
  * mappings objects get no handle (0), and get one again once an id is
- * free. Linked against fib/pool.c itself (libfib exports fib_ only).
+ * free. The free chunks kept backed, and pool_trim. Linked against
+ * fib/pool.c itself (libfib exports fib_ only).
  */
 #include "config.h"
 
@@ -106,6 +107,51 @@ START_TEST(test_handle_ids_run_out)
 }
 END_TEST
 
+/*
+ * Free chunks kept backed: up to 4 MiB while objects come and go (a
+ * superblock emptied of all but one object keeps its other chunks),
+ * and pool_trim gives back all but 512 KiB of them.
+ */
+START_TEST(test_trim)
+{
+	enum { N = 600, SIZE = 16000, CHUNK = 64 * 1024, SUPER = 2 * 1024 * 1024 };
+	struct pool *p = pool_new();
+	static void *obj[N];
+	uintptr_t supers[64];
+	unsigned nsup = 0;
+	uint64_t r1, r2;
+
+	ck_assert_ptr_nonnull(p);
+	for (unsigned i = 0; i < N; i++) {
+		uintptr_t s;
+		unsigned j;
+
+		obj[i] = pool_alloc(p, SIZE);
+		ck_assert_ptr_nonnull(obj[i]);
+		s = (uintptr_t)obj[i] & ~(uintptr_t)(SUPER - 1);
+		for (j = 0; j < nsup && supers[j] != s; j++)
+			;
+		if (j < nsup)
+			continue;
+		ck_assert_uint_lt(nsup, 64);
+		supers[nsup++] = s;
+		obj[i] = NULL; /* the first of each superblock stays */
+	}
+	ck_assert_uint_ge(nsup, 4); /* 600 x 16 KiB: over 100 chunks */
+	for (unsigned i = 0; i < N; i++)
+		pool_free(p, obj[i], SIZE);
+	r1 = pool_reserved(p);
+	/* one chunk in use per superblock, the free ones kept up to 64 */
+	ck_assert_uint_ge(r1, (uint64_t)(nsup + 60) * CHUNK);
+	ck_assert_uint_le(r1, (uint64_t)(nsup + 64) * CHUNK + nsup * 4096);
+	pool_trim(p);
+	r2 = pool_reserved(p);
+	ck_assert_uint_le(r2, (uint64_t)(nsup + 8) * CHUNK + nsup * 4096);
+	ck_assert_uint_ge(r2, (uint64_t)nsup * CHUNK);
+	pool_free_all(p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -115,6 +161,9 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_handle_roundtrip);
 	tcase_add_test(tc, test_handle_ids_run_out);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("trim");
+	tcase_add_test(tc, test_trim);
 	suite_add_tcase(s, tc);
 	return ck_run(s, CK_FORK_GETENV);
 }
