@@ -121,8 +121,10 @@ fibd_trim(struct fibd *d)
 }
 
 /*
- * One job of the compaction thread. Pending frees first: the bytes are
- * then the FIB's own, and the rebuild allocates with no free in between
+ * One job of the compaction thread. Pending frees first, then the free
+ * chunks the pool keeps for route-by-route churn given back (fib_trim,
+ * up to 4 MiB): the bytes are then the FIB's own, measured as the last
+ * bulk build's were, and the rebuild allocates with no free in between
  * (fib/pool.c then puts it in fresh and sparse chunks). Pass 1 (unless
  * forced) compares the bytes held with the last bulk build's scaled to
  * today's routes and stops there below fib.compact_margin percent (and
@@ -156,6 +158,7 @@ fibd_compactor_run(struct fibd_compactor *c)
 		    NULL);
 	t0 = fibd_now();
 	fib_reclaim_barrier(c->fib);
+	fib_trim(c->fib);
 	c->needed = 1;
 	c->err = 0;
 	c->routes = fib_count(c->fib, AF_INET) + fib_count(c->fib, AF_INET6);
@@ -183,6 +186,7 @@ fibd_compactor_run(struct fibd_compactor *c)
 			if (c->cache)
 				flow_cache_flush(c->cache);
 			fib_reclaim_barrier(c->fib); /* rcu_barrier: the cache's batches too */
+			fib_trim(c->fib);
 		}
 		fib_stats(c->fib, &c->stats);
 	}
