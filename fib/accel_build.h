@@ -159,7 +159,7 @@ a_collect(const struct TRIE_PREFIX *t, const struct tkv *n, tkey lo, tkey hi, ui
 		}
 	}
 	for (unsigned long i = ilo; i <= ihi; i += step) {
-		int err = a_collect(t, T_LOAD(TNODE(n)->child[i]), lo, hi, table, plo, phi, align,
+		int err = a_collect(t, t_child(t->ht, TNODE(n), i), lo, hi, table, plo, phi, align,
 				    shrt, lng);
 		if (err)
 			return err;
@@ -186,7 +186,7 @@ a_check_rec(const struct TRIE_PREFIX *t, const struct accel *A, const struct tkv
 		return 0;
 	}
 	for (unsigned long i = 0; i < child_length(n); i++)
-		if (a_check_rec(t, A, TNODE(n)->child[i], buf, len))
+		if (a_check_rec(t, A, t_elem(t->ht, TNODE(n)->child[i]), buf, len))
 			return -EUCLEAN;
 	return 0;
 }

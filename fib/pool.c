@@ -182,14 +182,15 @@ struct pool {
 static uint32_t
 pool_id_get(struct pool *p, const void *base, int big)
 {
-	for (uint32_t n = 0; n < POOL_NIDS; n++) {
-		uint32_t id = (p->id_next + n) % POOL_NIDS;
+	/* id 0 is never given: idbase[0] stays 0, so handle 0 reads as NULL */
+	for (uint32_t n = 0; n < POOL_NIDS - 1; n++) {
+		uint32_t id = 1 + (p->id_next + n) % (POOL_NIDS - 1);
 
 		if (!p->idbase[id]) {
 			/* before the base: a reader that sees the base sees it */
 			__atomic_store_n(&p->idbig[id], (uint8_t)big, __ATOMIC_RELAXED);
 			__atomic_store_n(&p->idbase[id], (uintptr_t)base, __ATOMIC_RELEASE);
-			p->id_next = (id + 1) % POOL_NIDS;
+			p->id_next = id % (POOL_NIDS - 1);
 			return id;
 		}
 	}
@@ -683,7 +684,7 @@ pool_handle(const struct pool *p, const void *obj, size_t size)
 	uintptr_t base;
 
 	(void)p;
-	if (pool_class_of(size, &csize) < 0) {
+	if (size > POOL_SMALL_MAX && pool_class_of(size, &csize) < 0) {
 		const struct pool_big *b = (const struct pool_big *)obj - 1;
 		id = b->id;
 		base = (uintptr_t)b;

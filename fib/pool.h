@@ -47,11 +47,12 @@ uint64_t pool_reserved(const struct pool *p);
 
 /*
  * Handles: 29-bit names of pool objects, for structures that store many
- * references (the compiled lookup table's answers and blocks) in 32 bits
- * instead of 64. A handle is a mapping's id (a superblock or a large
- * object, POOL_NIDS of them, so up to 4 GiB of superblocks) and the
- * object's offset in it in 8-byte units (POOL_HANDLE_OFF_BITS); 0 is
- * never a handle (an object never starts at its mapping's base). A
+ * references (the trie's children, the compiled lookup table's answers
+ * and blocks) in 32 bits instead of 64. A handle is a mapping's id (a
+ * superblock or a large object, POOL_NIDS - 1 of them, so up to 4 GiB of
+ * superblocks) and the object's offset in it in 8-byte units
+ * (POOL_HANDLE_OFF_BITS); 0 is never a handle (id 0 is never given, and
+ * pool_handle_ptr reads it as NULL, with no branch). A
  * mapping's id is taken when it is mapped and given back when it is
  * unmapped, after its last object was freed: a handle is valid while its
  * object is, for readers too (RCU).
@@ -71,7 +72,7 @@ const uintptr_t *pool_handle_table(const struct pool *p);
  * Context: any; a reader under RCU, for an object it holds. */
 uint32_t pool_handle_obj(const struct pool *p, uint32_t h);
 
-/* The object of handle h (nonzero, of a live object). Context: any; a
+/* The object of handle h (of a live object; NULL for 0). Context: any; a
  * reader under RCU, for handles it read in the same read section. */
 static inline void *
 pool_handle_ptr(const uintptr_t *tab, uint32_t h)

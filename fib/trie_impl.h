@@ -15,6 +15,7 @@
  *         below: prunes backtracking
  *
  *   internal node: tkv | empty full (writer only) | child[1 << bits]
+ *                  (trefs: 32-bit pool handles, fib/trie_types.h)
  *   leaf:          tkv | alias[n]  (routes of one key, kernel order)
  *
  *             root (pos 16, bits 16)
@@ -152,8 +153,8 @@ leaf_match(const struct tleaf *l, tkey key, uint32_t table, uint8_t tos, int min
  * Call with rcu_read_lock held.
  */
 static const struct fib_alias *
-trie_lookup_slow(const struct tkv *root, const struct rootfb *F, tkey key, uint32_t table,
-		 uint8_t tos, int minslen, const struct tleaf **lp)
+trie_lookup_slow(const uintptr_t *ht, const struct tkv *root, const struct rootfb *F, tkey key,
+		 uint32_t table, uint8_t tos, int minslen, const struct tleaf **lp)
 {
 	struct {
 		const struct tnode *pn;
@@ -163,7 +164,7 @@ trie_lookup_slow(const struct tkv *root, const struct rootfb *F, tkey key, uint3
 	const struct tnode *pn = NULL;
 	unsigned long cindex = 0;
 	const struct tkv *n = root;
-	struct tkv *const *cptr;
+	const tref *cptr;
 	const struct fib_alias *fa;
 	bool fb_tried = false;
 
@@ -187,7 +188,7 @@ trie_lookup_slow(const struct tkv *root, const struct rootfb *F, tkey key, uint3
 			pn = TNODE(n);
 			cindex = (unsigned long)index;
 		}
-		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+		n = t_child(ht, TNODE(n), (unsigned long)index);
 		if (!n)
 			goto backtrace;
 	}
@@ -199,11 +200,12 @@ trie_lookup_slow(const struct tkv *root, const struct rootfb *F, tkey key, uint3
 			goto backtrace;
 		if (IS_LEAF(n))
 			break;
-		while ((n = T_LOAD(*cptr)) == NULL) {
+		while ((n = t_elem(ht, T_LOAD(*cptr))) == NULL) {
 backtrace:
 			for (;;) {
 				if (pn && &pn->kv == root && F && !fb_tried) {
-					const struct tleaf *fl = T_LOAD(F->slot[get_index(key, root)]);
+					const struct tleaf *fl = TLEAF(
+						t_elem(ht, T_LOAD(F->slot[get_index(key, root)])));
 					fb_tried = true;
 					if (!fl)
 						return NULL;
@@ -244,7 +246,7 @@ TN(lookup_trie)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t t
 	struct fib_result res = { NULL, NULL };
 	const struct tleaf *l = NULL;
 
-	res.alias = (const struct fib_alias *)trie_lookup_slow(T_LOAD(t->root), T_LOAD(t->rfb), key,
+	res.alias = (const struct fib_alias *)trie_lookup_slow(t->ht, T_LOAD(t->root), T_LOAD(t->rfb), key,
 							       table, tos, -1, &l);
 	res.leaf = (const struct fib_leaf *)l;
 	return res;
@@ -257,18 +259,18 @@ TN(lookup_trie)(const struct TRIE_PREFIX *t, tkey key, uint32_t table, uint8_t t
  * key. Call with rcu_read_lock held.
  */
 static const struct fib_alias *
-backtrack_node(const struct tnode *pn, unsigned long cindex, tkey key, uint32_t table,
-	       const struct tleaf **lp)
+backtrack_node(const uintptr_t *ht, const struct tnode *pn, unsigned long cindex, tkey key,
+	       uint32_t table, const struct tleaf **lp)
 {
 	unsigned slen = T_LOAD8(pn->kv.slen);
 
 	while (cindex && pn->kv.pos + (unsigned)__builtin_ctzl(cindex) < slen) {
-		struct tkv *const *cptr;
+		const tref *cptr;
 
 		cindex &= cindex - 1;
 		cptr = &pn->child[cindex];
 		for (;;) {
-			const struct tkv *n = T_LOAD(*cptr);
+			const struct tkv *n = t_elem(ht, T_LOAD(*cptr));
 			const struct fib_alias *fa;
 
 			if (!n || prefix_mismatch(key, n) || T_LOAD8(n->slen) == n->pos)
@@ -305,6 +307,7 @@ static void
 TN(lookup_batch_trie)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t table,
 		      struct fib_result *res, size_t n)
 {
+	const uintptr_t *ht = t->ht;
 	const struct tkv *root = T_LOAD(t->root);
 	const struct rootfb *F = T_LOAD(t->rfb);
 	struct {
@@ -355,7 +358,7 @@ TN(lookup_batch_trie)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t ta
 
 			switch (w[k].state) {
 			case LB_SLOT:
-				c = T_LOAD(*(struct tkv *const *)w[k].p);
+				c = t_elem(ht, T_LOAD(*(const tref *)w[k].p));
 				if (!c)
 					goto backtrack;
 				/* the header and, for small nodes, the slots */
@@ -365,7 +368,7 @@ TN(lookup_batch_trie)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t ta
 				w[k].state = LB_NODE;
 				continue;
 			case LB_FB:
-				c = (const struct tkv *)T_LOAD(*(struct tleaf *const *)w[k].p);
+				c = t_elem(ht, T_LOAD(*(const tref *)w[k].p));
 				if (!c)
 					goto done; /* no prefix covers this root slot */
 				__builtin_prefetch(c);
@@ -404,7 +407,7 @@ TN(lookup_batch_trie)(const struct TRIE_PREFIX *t, const tkey *keys, uint32_t ta
 				w[k].p = &TNODE(c)->child[(unsigned long)index];
 				if ((uintptr_t)w[k].p - ((uintptr_t)c & ~(uintptr_t)63) < 128) {
 					/* prefetched with the header: go on now */
-					c = T_LOAD(*(struct tkv *const *)w[k].p);
+					c = t_elem(ht, T_LOAD(*(const tref *)w[k].p));
 					if (!c)
 						goto backtrack;
 					__builtin_prefetch(c);
@@ -423,7 +426,7 @@ backtrack:
 			 * prefetched steps. */
 			if (w[k].deep == 1 && F) {
 				const struct tleaf *l = NULL;
-				fa = backtrack_node(w[k].dn, w[k].dci, key, table, &l);
+				fa = backtrack_node(ht, w[k].dn, w[k].dci, key, table, &l);
 				if (fa) {
 					c = &l->kv;
 					goto found;
@@ -439,7 +442,7 @@ backtrack:
 slow:
 			{
 				const struct tleaf *l = NULL;
-				fa = trie_lookup_slow(root, F, key, table, 0, -1, &l);
+				fa = trie_lookup_slow(ht, root, F, key, table, 0, -1, &l);
 				if (!fa)
 					goto done;
 				c = &l->kv;
@@ -482,7 +485,7 @@ TN(find)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t table, u
 
 		if (index >> n->bits)
 			return res;
-		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+		n = t_child(t->ht, TNODE(n), (unsigned long)index);
 	}
 	if (!n || n->key != key)
 		return res;
@@ -518,7 +521,7 @@ TN(find_nth)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t tabl
 
 		if (index >> n->bits)
 			return res;
-		n = T_LOAD(TNODE(n)->child[(unsigned long)index]);
+		n = t_child(t->ht, TNODE(n), (unsigned long)index);
 	}
 	if (!n || n->key != key)
 		return res;
@@ -561,6 +564,11 @@ tnode_new(struct TRIE_PREFIX *t, tkey key, unsigned pos, unsigned bits)
 
 	if (!tn)
 		return NULL;
+	if (!pool_handle(t->ctx->pool, tn, node_size(bits))) {
+		/* no handle to store in its parent (pools beyond 4 GiB) */
+		pool_free(t->ctx->pool, tn, node_size(bits));
+		return NULL;
+	}
 	memset(tn, 0, node_size(bits));
 	tn->kv.key = shift < KEYBITS ? (key >> shift) << shift : 0;
 	tn->kv.pos = (uint8_t)pos;
@@ -575,14 +583,14 @@ tnode_new(struct TRIE_PREFIX *t, tkey key, unsigned pos, unsigned bits)
 static void
 elem_free_now(struct TRIE_PREFIX *t, struct tkv *n)
 {
-	pool_free(t->ctx->pool, n, IS_LEAF(n) ? leaf_size(n->n) : node_size(n->bits));
+	pool_free(t->ctx->pool, n, elem_size(n));
 }
 
 /* Free an element readers may still see. */
 static void
 elem_retire(struct TRIE_PREFIX *t, struct tkv *n)
 {
-	reclaim_retire(t->ctx->rc, n, IS_LEAF(n) ? leaf_size(n->n) : node_size(n->bits));
+	reclaim_retire(t->ctx->rc, n, elem_size(n));
 }
 
 static struct tleaf *
@@ -592,6 +600,10 @@ leaf_new(struct TRIE_PREFIX *t, tkey key, unsigned n)
 
 	if (!l)
 		return NULL;
+	if (!pool_handle(t->ctx->pool, l, leaf_size(n))) {
+		pool_free(t->ctx->pool, l, leaf_size(n));
+		return NULL;
+	}
 	l->kv.key = key;
 	l->kv.pos = 0;
 	l->kv.bits = 0;
@@ -608,10 +620,24 @@ tnode_full(const struct tnode *tn, const struct tkv *n)
 	return n && !IS_LEAF(n) && n->pos + n->bits == tn->kv.pos;
 }
 
-static void
-put_child(struct tnode *tn, unsigned long i, struct tkv *n)
+/* n's tref (0 for NULL); every element has one (tnode_new, leaf_new). */
+static inline tref
+t_ref(const struct TRIE_PREFIX *t, const struct tkv *n)
 {
-	struct tkv *chi = tn->child[i];
+	return n ? pool_handle(t->ctx->pool, n, elem_size(n)) : 0;
+}
+
+/* Child i of tn, for the writer. */
+static inline struct tkv *
+child_at(const struct TRIE_PREFIX *t, const struct tnode *tn, unsigned long i)
+{
+	return t_elem(t->ht, tn->child[i]);
+}
+
+static void
+put_child(struct TRIE_PREFIX *t, struct tnode *tn, unsigned long i, struct tkv *n)
+{
+	struct tkv *chi = child_at(t, tn, i);
 	bool wasfull, isfull;
 
 	if (!n && chi)
@@ -626,20 +652,20 @@ put_child(struct tnode *tn, unsigned long i, struct tkv *n)
 		tn->full++;
 	if (n && tn->kv.slen < n->slen)
 		T_STORE8(tn->kv.slen, n->slen);
-	T_STORE(tn->child[i], n);
+	T_STORE(tn->child[i], t_ref(t, n));
 }
 
 static void
 put_child_root(struct TRIE_PREFIX *t, struct tnode *tp, tkey key, struct tkv *n)
 {
 	if (tp)
-		put_child(tp, get_index(key, &tp->kv), n);
+		put_child(t, tp, get_index(key, &tp->kv), n);
 	else
 		T_STORE(t->root, n);
 }
 
 static unsigned
-update_suffix(struct tnode *tn)
+update_suffix(const struct TRIE_PREFIX *t, struct tnode *tn)
 {
 	unsigned slen = tn->kv.pos;
 	unsigned slen_max = tn->kv.pos + tn->kv.bits - 1;
@@ -650,7 +676,7 @@ update_suffix(struct tnode *tn)
 	/* Child i can hold a suffix of pos + k only if its low k index bits
 	 * are zero: skip the indices that cannot beat what we have. */
 	for (unsigned long i = 0; i < len; i += stride) {
-		struct tkv *n = tn->child[i];
+		struct tkv *n = child_at(t, tn, i);
 		if (!n || n->slen <= slen)
 			continue;
 		stride <<= (n->slen - slen) < 63 ? (n->slen - slen) : 63;
@@ -671,7 +697,7 @@ node_push_suffix(struct tnode **path, int depth, unsigned slen)
 }
 
 static void
-node_pull_suffix(struct tnode **path, int depth, unsigned slen)
+node_pull_suffix(const struct TRIE_PREFIX *t, struct tnode **path, int depth, unsigned slen)
 {
 	for (int d = depth - 1; d >= 0; d--) {
 		struct tnode *tn = path[d];
@@ -679,7 +705,7 @@ node_pull_suffix(struct tnode **path, int depth, unsigned slen)
 
 		if (node_slen <= tn->kv.pos || node_slen <= slen)
 			break;
-		slen = update_suffix(tn);
+		slen = update_suffix(t, tn);
 		if (node_slen == slen)
 			break;
 	}
@@ -729,7 +755,7 @@ replace(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old, struct tnode
 	for (size_t i = 0; i < ndead; i++)
 		elem_retire(t, &dead[i]->kv);
 	for (unsigned long i = child_length(&tn->kv); i;) {
-		struct tkv *inode = tn->child[--i];
+		struct tkv *inode = child_at(t, tn, --i);
 		if (tnode_full(tn, inode))
 			resize(t, tn, TNODE(inode));
 	}
@@ -754,21 +780,21 @@ inflate(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
 	}
 	m = (tkey)1 << tn->kv.pos;
 	for (unsigned long i = len; i;) {
-		struct tkv *inode = old->child[--i];
+		struct tkv *inode = child_at(t, old, --i);
 		struct tnode *node0, *node1, *in;
 		unsigned long half;
 
 		if (!inode)
 			continue;
 		if (!tnode_full(old, inode)) {
-			put_child(tn, get_index(inode->key, &tn->kv), inode);
+			put_child(t, tn, get_index(inode->key, &tn->kv), inode);
 			continue;
 		}
 		in = TNODE(inode);
 		dead[ndead++] = in;
 		if (in->kv.bits == 1) {
-			put_child(tn, 2 * i + 1, in->child[1]);
-			put_child(tn, 2 * i, in->child[0]);
+			put_child(t, tn, 2 * i + 1, child_at(t, in, 1));
+			put_child(t, tn, 2 * i, child_at(t, in, 0));
 			continue;
 		}
 		node1 = tnode_new(t, in->kv.key | m, in->kv.pos, in->kv.bits - 1u);
@@ -781,11 +807,11 @@ inflate(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
 		fresh[nfresh++] = node0;
 		half = child_length(&in->kv) / 2;
 		for (unsigned long j = 0; j < half; j++) {
-			put_child(node0, j, in->child[j]);
-			put_child(node1, j, in->child[j + half]);
+			put_child(t, node0, j, child_at(t, in, j));
+			put_child(t, node1, j, child_at(t, in, j + half));
 		}
-		put_child(tn, 2 * i + 1, &node1->kv);
-		put_child(tn, 2 * i, &node0->kv);
+		put_child(t, tn, 2 * i + 1, &node1->kv);
+		put_child(t, tn, 2 * i, &node0->kv);
 	}
 	free(fresh);
 	t->inflates++;
@@ -815,21 +841,21 @@ halve(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
 	if (!fresh)
 		goto nomem;
 	for (unsigned long i = len; i;) {
-		struct tkv *node1 = old->child[--i];
-		struct tkv *node0 = old->child[--i];
+		struct tkv *node1 = child_at(t, old, --i);
+		struct tkv *node0 = child_at(t, old, --i);
 		struct tnode *inode;
 
 		if (!node1 || !node0) {
-			put_child(tn, i / 2, node1 ? node1 : node0);
+			put_child(t, tn, i / 2, node1 ? node1 : node0);
 			continue;
 		}
 		inode = tnode_new(t, node0->key, old->kv.pos, 1);
 		if (!inode)
 			goto nomem;
 		fresh[nfresh++] = inode;
-		put_child(inode, 1, node1);
-		put_child(inode, 0, node0);
-		put_child(tn, i / 2, &inode->kv);
+		put_child(t, inode, 1, node1);
+		put_child(t, inode, 0, node0);
+		put_child(t, tn, i / 2, &inode->kv);
 	}
 	free(fresh);
 	t->halves++;
@@ -849,7 +875,7 @@ collapse(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
 	struct tkv *n = NULL;
 
 	for (unsigned long i = child_length(&old->kv); !n && i;)
-		n = old->child[--i];
+		n = child_at(t, old, --i);
 	put_child_root(t, tp, old->kv.key, n);
 	elem_retire(t, &old->kv);
 	t->collapses++;
@@ -894,7 +920,7 @@ resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn)
 	 * parent, and a scan of its 2^18 slots on every update was most of
 	 * the writer's time. Its slen stays an upper bound, as lookups need. */
 	if (tp && tn->kv.slen > tn->kv.pos) {
-		unsigned slen = update_suffix(tn);
+		unsigned slen = update_suffix(t, tn);
 		if (slen > tp->kv.slen)
 			T_STORE8(tp->kv.slen, (uint8_t)slen);
 	}
@@ -914,11 +940,12 @@ rebalance(struct TRIE_PREFIX *t, struct tnode **path, int depth)
 static size_t
 rfb_size(unsigned long len)
 {
-	return sizeof(struct rootfb) + len * sizeof(struct tleaf *);
+	return sizeof(struct rootfb) + len * sizeof(tref);
 }
 
 static int
-rfb_collect(const struct tkv *n, unsigned minslen, struct tleaf ***v, size_t *nv, size_t *cap)
+rfb_collect(const uintptr_t *ht, const struct tkv *n, unsigned minslen, struct tleaf ***v,
+	    size_t *nv, size_t *cap)
 {
 	if (!n || n->slen < minslen)
 		return 0;
@@ -935,7 +962,7 @@ rfb_collect(const struct tkv *n, unsigned minslen, struct tleaf ***v, size_t *nv
 		return 0;
 	}
 	for (unsigned long i = 0; i < child_length(n); i++)
-		if (rfb_collect(TNODE(n)->child[i], minslen, v, nv, cap))
+		if (rfb_collect(ht, t_elem(ht, TNODE(n)->child[i]), minslen, v, nv, cap))
 			return -ENOMEM;
 	return 0;
 }
@@ -974,7 +1001,7 @@ rfb_rebuild(struct TRIE_PREFIX *t)
 		F->node = root;
 		F->len = child_length(root);
 		memset(F->slot, 0, F->len * sizeof(F->slot[0]));
-		int err = rfb_collect(root, root->pos, &v, &nv, &cap);
+		int err = rfb_collect(t->ht, root, root->pos, &v, &nv, &cap);
 		/* shortest prefixes first, so longer ones overwrite them */
 		for (size_t i = 0; i < nv; i++)
 			cnt[v[i]->kv.slen]++;
@@ -993,7 +1020,7 @@ rfb_rebuild(struct TRIE_PREFIX *t)
 				unsigned long lo, c;
 				rfb_range(root, sorted[i]->kv.key, sorted[i]->kv.slen, &lo, &c);
 				for (unsigned long j = 0; j < c; j++)
-					F->slot[lo + j] = sorted[i];
+					F->slot[lo + j] = t_ref(t, &sorted[i]->kv);
 			}
 		}
 		free(sorted);
@@ -1030,8 +1057,8 @@ rfb_patch(struct TRIE_PREFIX *t, tkey key, unsigned slen)
 	for (unsigned long i = lo; i < lo + c; i++) {
 		tkey a = root->key | ((tkey)i << root->pos);
 		const struct tleaf *l = NULL;
-		trie_lookup_slow(root, NULL, a, 0, 0, root->pos, &l);
-		T_STORE(F->slot[i], (struct tleaf *)l);
+		trie_lookup_slow(t->ht, root, NULL, a, 0, 0, root->pos, &l);
+		T_STORE(F->slot[i], l ? t_ref(t, &l->kv) : 0);
 	}
 }
 
@@ -1067,7 +1094,7 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
 		if (IS_LEAF(n))
 			return TLEAF(n);
 		path[(*depth)++] = TNODE(n);
-		n = TNODE(n)->child[(unsigned long)index];
+		n = child_at(t, TNODE(n), (unsigned long)index);
 	}
 	return NULL;
 }
@@ -1250,14 +1277,14 @@ static int
 insert_leaf(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key, struct tleaf *l)
 {
 	struct tnode *tp = depth ? path[depth - 1] : NULL;
-	struct tkv *n = tp ? tp->child[get_index(key, &tp->kv)] : t->root;
+	struct tkv *n = tp ? child_at(t, tp, get_index(key, &tp->kv)) : t->root;
 
 	if (n) {
 		struct tnode *tn = tnode_new(t, key, (unsigned)key_fls(key ^ n->key), 1);
 		if (!tn)
 			return -ENOMEM;
-		put_child(tn, get_index(key, &tn->kv) ^ 1, n);
-		put_child(tn, get_index(key, &tn->kv), &l->kv);
+		put_child(t, tn, get_index(key, &tn->kv) ^ 1, n);
+		put_child(t, tn, get_index(key, &tn->kv), &l->kv);
 		node_push_suffix(path, depth, tn->kv.slen);
 		put_child_root(t, tp, key, &tn->kv);
 		path[depth++] = tn;
@@ -1444,7 +1471,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		put_child_root(t, tp, key, NULL);
 		if (tp) {
 			if (tp->kv.slen == l->kv.slen)
-				node_pull_suffix(path, depth, tp->kv.pos);
+				node_pull_suffix(t, path, depth, tp->kv.pos);
 			rebalance(t, path, depth);
 		}
 		rfb_after(t, key, l->kv.slen);
@@ -1460,7 +1487,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 		nl->kv.slen = nl->fa[n - 2].slen;
 		put_child_root(t, tp, key, &nl->kv);
 		if (nl->kv.slen < l->kv.slen)
-			node_pull_suffix(path, depth, nl->kv.slen);
+			node_pull_suffix(t, path, depth, nl->kv.slen);
 		rfb_after(t, key, l->kv.slen);
 		elem_retire(t, &l->kv);
 	}
@@ -1560,7 +1587,7 @@ load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool i
 			j++;
 		c = load_build(t, L, i, j, false, err);
 		if (c)
-			put_child(tn, idx, c);
+			put_child(t, tn, idx, c);
 		if (*err)
 			return &tn->kv; /* caller frees the partial tree */
 		i = j;
@@ -1575,12 +1602,12 @@ tree_free_nodes(struct TRIE_PREFIX *t, struct tkv *n)
 	if (!n || IS_LEAF(n))
 		return;
 	for (unsigned long i = 0; i < child_length(n); i++)
-		tree_free_nodes(t, TNODE(n)->child[i]);
+		tree_free_nodes(t, child_at(t, TNODE(n), i));
 	elem_free_now(t, n);
 }
 
 static size_t
-load_collect(const struct tkv *n, struct load_ent *e, size_t k)
+load_collect(const uintptr_t *ht, const struct tkv *n, struct load_ent *e, size_t k)
 {
 	if (!n)
 		return k;
@@ -1598,7 +1625,7 @@ load_collect(const struct tkv *n, struct load_ent *e, size_t k)
 		return k;
 	}
 	for (unsigned long i = 0; i < child_length(n); i++)
-		k = load_collect(TNODE(n)->child[i], e, k);
+		k = load_collect(ht, t_elem(ht, TNODE(n)->child[i]), e, k);
 	return k;
 }
 
@@ -1616,7 +1643,7 @@ tree_release(struct TRIE_PREFIX *t, struct tkv *n, bool published)
 			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
 	} else {
 		for (unsigned long i = 0; i < child_length(n); i++)
-			tree_release(t, TNODE(n)->child[i], published);
+			tree_release(t, child_at(t, TNODE(n), i), published);
 	}
 	if (published)
 		elem_retire(t, n);
@@ -1736,7 +1763,7 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 		free(L);
 		return -ENOMEM;
 	}
-	if (load_collect(t->root, e, 0) != m) {
+	if (load_collect(t->ht, t->root, e, 0) != m) {
 		free(e);
 		free(L);
 		return -EUCLEAN;
@@ -1812,8 +1839,10 @@ TN(new)(struct fib_ctx *ctx)
 {
 	struct TRIE_PREFIX *t = calloc(1, sizeof(*t));
 
-	if (t)
+	if (t) {
 		t->ctx = ctx;
+		t->ht = pool_handle_table(ctx->pool);
+	}
 	return t;
 }
 
@@ -1834,7 +1863,7 @@ TN(count)(const struct TRIE_PREFIX *t)
 /* ----------------------------------------------------- walk, stats, check */
 
 static int
-walk_rec(const struct tkv *n, fib_walk_cb cb, void *arg)
+walk_rec(const uintptr_t *ht, const struct tkv *n, fib_walk_cb cb, void *arg)
 {
 	int ret;
 
@@ -1854,7 +1883,7 @@ walk_rec(const struct tkv *n, fib_walk_cb cb, void *arg)
 		return 0;
 	}
 	for (unsigned long i = 0; i < child_length(n); i++) {
-		ret = walk_rec(T_LOAD(TNODE(n)->child[i]), cb, arg);
+		ret = walk_rec(ht, t_child(ht, TNODE(n), i), cb, arg);
 		if (ret)
 			return ret;
 	}
@@ -1864,7 +1893,7 @@ walk_rec(const struct tkv *n, fib_walk_cb cb, void *arg)
 int
 TN(walk)(const struct TRIE_PREFIX *t, fib_walk_cb cb, void *arg)
 {
-	return walk_rec(T_LOAD(t->root), cb, arg);
+	return walk_rec(t->ht, T_LOAD(t->root), cb, arg);
 }
 
 /*
@@ -1877,7 +1906,7 @@ TN(walk)(const struct TRIE_PREFIX *t, fib_walk_cb cb, void *arg)
  * index after the route cb was called for.
  */
 static int
-walk_from_rec(const struct tkv *n, tkey from, unsigned skip, int bounded, fib_walk_cb cb,
+walk_from_rec(const uintptr_t *ht, const struct tkv *n, tkey from, unsigned skip, int bounded, fib_walk_cb cb,
 	      void *arg, tkey *at, unsigned *idx)
 {
 	unsigned long first = 0;
@@ -1922,7 +1951,7 @@ walk_from_rec(const struct tkv *n, tkey from, unsigned skip, int bounded, fib_wa
 		}
 	}
 	for (unsigned long i = first; i < child_length(n); i++) {
-		ret = walk_from_rec(T_LOAD(TNODE(n)->child[i]), from, skip, bounded && i == first, cb,
+		ret = walk_from_rec(ht, t_child(ht, TNODE(n), i), from, skip, bounded && i == first, cb,
 				    arg, at, idx);
 		if (ret)
 			return ret;
@@ -1933,11 +1962,11 @@ walk_from_rec(const struct tkv *n, tkey from, unsigned skip, int bounded, fib_wa
 int
 TN(walk_from)(const struct TRIE_PREFIX *t, tkey *key, unsigned *skip, fib_walk_cb cb, void *arg)
 {
-	return walk_from_rec(T_LOAD(t->root), *key, *skip, 1, cb, arg, key, skip);
+	return walk_from_rec(t->ht, T_LOAD(t->root), *key, *skip, 1, cb, arg, key, skip);
 }
 
 static void
-stats_rec(const struct tkv *n, unsigned depth, struct fib_trie_stats *st)
+stats_rec(const uintptr_t *ht, const struct tkv *n, unsigned depth, struct fib_trie_stats *st)
 {
 	if (IS_LEAF(n)) {
 		st->leaves++;
@@ -1952,12 +1981,12 @@ stats_rec(const struct tkv *n, unsigned depth, struct fib_trie_stats *st)
 	st->nodes_by_bits[n->bits <= FIB_STATS_MAX_BITS ? n->bits : FIB_STATS_MAX_BITS]++;
 	st->bytes += node_size(n->bits);
 	for (unsigned long i = 0; i < child_length(n); i++) {
-		const struct tkv *c = TNODE(n)->child[i];
+		const struct tkv *c = t_elem(ht, TNODE(n)->child[i]);
 		st->pointers++;
 		if (!c)
 			st->null_pointers++;
 		else
-			stats_rec(c, depth + 1, st);
+			stats_rec(ht, c, depth + 1, st);
 	}
 }
 
@@ -1966,7 +1995,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (t->root)
-		stats_rec(t->root, 0, st);
+		stats_rec(t->ht, t->root, 0, st);
 	if (t->rfb)
 		st->bytes += rfb_size(t->rfb->len);
 	as_stats(t, st);
@@ -1986,7 +2015,7 @@ TN(stats)(const struct TRIE_PREFIX *t, struct fib_trie_stats *st)
 
 /* Returns the true maximum suffix length below n, or -EUCLEAN. */
 static int
-check_rec(const struct tkv *n, const struct tnode *parent, unsigned long pidx, size_t *routes,
+check_rec(const uintptr_t *ht, const struct tkv *n, const struct tnode *parent, unsigned long pidx, size_t *routes,
 	  char *buf, size_t len)
 {
 	if (parent) {
@@ -2023,7 +2052,7 @@ check_rec(const struct tkv *n, const struct tnode *parent, unsigned long pidx, s
 		CHECK(shift >= KEYBITS || ((n->key >> shift) << shift) == n->key,
 		      "node key has bits below pos + bits");
 		for (unsigned long i = 0; i < child_length(n); i++) {
-			const struct tkv *c = tn->child[i];
+			const struct tkv *c = t_elem(ht, tn->child[i]);
 			int s;
 			if (!c) {
 				empty++;
@@ -2031,7 +2060,7 @@ check_rec(const struct tkv *n, const struct tnode *parent, unsigned long pidx, s
 			}
 			if (tnode_full(tn, c))
 				full++;
-			s = check_rec(c, tn, i, routes, buf, len);
+			s = check_rec(ht, c, tn, i, routes, buf, len);
 			if (s < 0)
 				return s;
 			/* stored, not true, values: push_suffix stops at the first
@@ -2058,7 +2087,7 @@ TN(check)(struct TRIE_PREFIX *t, char *buf, size_t len)
 		CHECK(t->routes == 0, "empty trie counts %zu routes", t->routes);
 		return as_check(t, buf, len);
 	}
-	s = check_rec(t->root, NULL, 0, &routes, buf, len);
+	s = check_rec(t->ht, t->root, NULL, 0, &routes, buf, len);
 	if (s < 0)
 		return s;
 	CHECK(routes == t->routes, "trie counts %zu routes, holds %zu", t->routes, routes);

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "fib/fib_priv.h"
+#include "fib/pool.h"
 #include "fib/trie.h"
 
 #if !defined(TRIE_PREFIX) || !defined(TRIE_KEY) || !defined(TRIE_KEYBITS)
@@ -62,11 +63,15 @@ struct tkv {
 	uint8_t n; /* leaf: number of aliases */
 };
 
+/* An element's 32-bit name: its pool handle (fib/pool.h), 0 for none. A
+ * pointer per child would take a third more memory on a full table. */
+typedef uint32_t tref;
+
 struct tnode {
 	struct tkv kv;
 	uint32_t empty; /* writer only, like the kernel's tnode info */
 	uint32_t full;
-	struct tkv *child[];
+	tref child[];
 };
 
 struct tleaf {
@@ -87,7 +92,7 @@ struct tleaf {
 struct rootfb {
 	const struct tkv *node;
 	unsigned long len;
-	struct tleaf *slot[];
+	tref slot[]; /* leaves */
 };
 
 struct accel;
@@ -112,6 +117,7 @@ struct atabs {
 struct TRIE_PREFIX {
 	struct tkv *root;
 	struct rootfb *rfb;
+	const uintptr_t *ht; /* the pool's handle table: what trefs name */
 	/* The compiled tables (fib/accel_set.h): [0] for params accel_table
 	 * (accel_table6), the others for tables of at least params
 	 * accel_min_routes routes; NULL where none. nextra: how many of
@@ -136,7 +142,7 @@ struct TRIE_PREFIX {
 static inline size_t
 node_size(unsigned bits)
 {
-	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(struct tkv *);
+	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(tref);
 }
 
 static inline size_t
@@ -149,6 +155,27 @@ static inline unsigned long
 child_length(const struct tkv *n)
 {
 	return 1ul << n->bits;
+}
+
+static inline size_t
+elem_size(const struct tkv *n)
+{
+	return IS_LEAF(n) ? leaf_size(n->n) : node_size(n->bits);
+}
+
+/* The element h names (NULL for 0). Context: any; a reader for a tref it
+ * read under RCU. */
+static inline struct tkv *
+t_elem(const uintptr_t *ht, tref h)
+{
+	return (struct tkv *)pool_handle_ptr(ht, h);
+}
+
+/* Child i of tn, loaded as readers do. Context: any. */
+static inline struct tkv *
+t_child(const uintptr_t *ht, const struct tnode *tn, unsigned long i)
+{
+	return t_elem(ht, T_LOAD(tn->child[i]));
 }
 
 /* ------------------------------------------------------ the answer word */

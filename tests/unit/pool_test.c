@@ -86,13 +86,15 @@ START_TEST(test_handle_ids_run_out)
 		obj[i] = pool_alloc(p, BIG);
 		ck_assert_ptr_nonnull(obj[i]); /* memory, handle or not */
 		h = pool_handle(p, obj[i], BIG);
-		if (i < POOL_NIDS) {
+		if (i < POOL_NIDS - 1) { /* id 0 is never given */
 			ck_assert_uint_ne(h, 0);
 			ck_assert_ptr_eq(pool_handle_ptr(tab, h), obj[i]);
 		} else {
 			ck_assert_uint_eq(h, 0);
 		}
 	}
+	/* handle 0 reads as NULL, as the trie's empty child slots need */
+	ck_assert_ptr_null(pool_handle_ptr(tab, 0));
 	/* an id given back is taken by the next mapping */
 	pool_free(p, obj[7], BIG);
 	extra = pool_alloc(p, BIG);
