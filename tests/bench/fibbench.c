@@ -27,8 +27,10 @@
  * --threads T the trace is split into T slices looked up in parallel and
  * the rate is lookups over the wall time of the slowest.
  *
- * `bytes` is fib_stats().bytes; rss_delta, the growth of the resident set
- * over fib_new + fib_load (after reclamation), is an outside check of it.
+ * `bytes` is fib_stats().bytes after the load's reclamation and a
+ * fib_trim, the state fibd settles to after a load (its trim thread);
+ * rss_delta, the growth of the resident set over fib_new + fib_load, is
+ * an outside check of it.
  * --save-trace FILE writes the trace used (for an outside LPM benchmark).
  *
  * --verify recomputes the checksum with a naive longest-prefix match
@@ -1519,6 +1521,7 @@ main(int argc, char **argv)
 	}
 	fib_reclaim_flush(fib);
 	fib_reclaim_barrier(fib);
+	fib_trim(fib);
 	rss_delta = bench_rss() - rss0;
 	huge_bytes = bench_anon_huge();
 	fib_routes = fib_count(fib, rt.family);
