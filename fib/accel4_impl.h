@@ -177,16 +177,7 @@ a_table(const struct accel *A)
 static inline void
 a_result(const struct accel *A, aword v, struct fib_result *r)
 {
-	const struct tleaf *l;
-
-	if (!v) {
-		r->leaf = NULL;
-		r->alias = NULL;
-		return;
-	}
-	l = pool_handle_ptr(A->lt, v >> 3);
-	r->leaf = (const struct fib_leaf *)l;
-	r->alias = (const struct fib_alias *)&l->fa[v & 3];
+	aword_result(A->lt, v, r);
 }
 
 static inline const struct adeep *

@@ -184,6 +184,26 @@ typedef uint32_t aword;
 #define A_ASK ((aword)1)
 
 /*
+ * A route's word (0 or leaf handle << 3 | alias) as a result, through the
+ * pool's handle table lt. No branch on the word: a lookup that finds no
+ * route (a third of the addresses of a uniform trace) would mispredict,
+ * and a mispredicted branch after the table's cache misses throws away
+ * the next lookups' reads already under way. Handle 0 reads as a NULL
+ * leaf (fib/pool.h); the alias is masked. Context: reader.
+ */
+static inline void
+aword_result(const uintptr_t *lt, aword v, struct fib_result *r)
+{
+	uintptr_t l = (uintptr_t)pool_handle_ptr(lt, v >> 3);
+	uintptr_t m = (uintptr_t)0 - (uintptr_t)(v != 0);
+
+	r->leaf = (const struct fib_leaf *)l;
+	r->alias = (const struct fib_alias *)((l + offsetof(struct tleaf, fa) +
+					       (v & 3) * sizeof(struct fib_alias)) &
+					      m);
+}
+
+/*
  * The compiled table's side, defined by fib/accel4_impl.h or
  * fib/accel_impl.h, one table (one routing table's tos-0 routes) each.
  */
