@@ -587,7 +587,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 
 	err = a_collect(t, t->root, lo, hi, A->table, (int)lr - 1, KEYBITS, 0, &all, &all);
 	if (err) {
-		free(all.v);
+		avec_free(&all);
 		if (check)
 			return err;
 		for (unsigned long c = c0; c < c0 + cnt; c++)
@@ -647,7 +647,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 			ret = err;
 		i = j;
 	}
-	free(all.v);
+	avec_free(&all);
 	return ret;
 }
 
@@ -708,14 +708,14 @@ a_patch_slots(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 	err = a_collect(t, t->root, lo, hi, A->table, (int)(KEYBITS - span) - 1, KEYBITS, 0, &v,
 			&v);
 	if (err) {
-		free(v.v);
+		avec_free(&v);
 		return err;
 	}
 	outer = a_outer(t, A->table, lo, KEYBITS - span);
 	for (unsigned x = s0; x < s0 + cnt; x++)
 		w[x] = outer;
 	err = a_paint(&b, w, v.v, v.n);
-	free(v.v);
+	avec_free(&v);
 	if (err)
 		goto fail;
 	nr = a_runs(w, 64, &lv, ans);

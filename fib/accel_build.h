@@ -22,6 +22,12 @@ struct avec {
 	size_t n, cap;
 };
 
+static void
+avec_free(struct avec *a)
+{
+	pool_scratch_free(a->v, a->cap * sizeof(*a->v));
+}
+
 struct accel;
 static int a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf,
 			size_t len);
@@ -29,7 +35,7 @@ static size_t a_bytes(const struct accel *A);
 
 /* A growing array v of n elements with room for one more (first cap
  * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). */
-static void *
+static inline void *
 a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
 {
 	if (n == *cap) {
@@ -42,14 +48,29 @@ a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
 	return v;
 }
 
+/* Room for one more item. A whole table's items (13 MB for a full IPv4
+ * table) grow in scratch memory (fib/pool.h): huge pages from 1 MiB. */
 static int
 avec_push(struct avec *a, tkey key, unsigned plen, aword val)
 {
-	struct aitem *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
+	if (a->n == a->cap) {
+		size_t c = a->cap ? 2 * a->cap : 256;
+		struct aitem *v;
 
-	if (!v)
-		return -ENOMEM;
-	a->v = v;
+		if (c * sizeof(*v) < (1u << 20)) {
+			v = realloc(a->v, c * sizeof(*v)); /* still malloc's */
+		} else {
+			v = pool_scratch_alloc(c * sizeof(*v));
+			if (v) {
+				memcpy(v, a->v, a->n * sizeof(*v));
+				pool_scratch_free(a->v, a->cap * sizeof(*v));
+			}
+		}
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = c;
+	}
 	a->v[a->n].key = key;
 	a->v[a->n].plen = (uint8_t)plen;
 	a->v[a->n].val = val;

@@ -680,7 +680,7 @@ nomem:
 		a_free_tree(A, sv.v[i].blk);
 	blk = NULL;
 out:
-	free(deep.v);
+	avec_free(&deep);
 	free(sv.v);
 	return blk;
 }
@@ -787,7 +787,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 	}
 	if (!err && old)
 		ap->old[ap->nold++] = old;
-	free(own.v);
+	avec_free(&own);
 	free(sv.v);
 	return err;
 }
@@ -861,7 +861,7 @@ a_dflts(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned long 
 						dflt[c] = shrt.v[i].val;
 				}
 	}
-	free(shrt.v);
+	avec_free(&shrt);
 	return err;
 }
 
@@ -941,7 +941,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 		e = c + 1;
 	}
 out:
-	free(lng.v);
+	avec_free(&lng);
 	free(b.node);
 	free(b.word);
 	return err;
@@ -1226,7 +1226,7 @@ a_patch_node(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, const str
 		}
 	nb = a_copy_node(A, b, blk, ci, slot);
 out:
-	free(own.v);
+	avec_free(&own);
 	return nb;
 }
 

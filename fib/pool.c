@@ -302,6 +302,33 @@ pool_map_huge(size_t len)
 	return a;
 }
 
+#define POOL_SCRATCH_HUGE (1u << 20)
+
+static size_t
+pool_scratch_len(size_t size)
+{
+	return (size + POOL_SUPER - 1) & ~(size_t)(POOL_SUPER - 1);
+}
+
+void *
+pool_scratch_alloc(size_t size)
+{
+	if (size < POOL_SCRATCH_HUGE)
+		return malloc(size ? size : 1);
+	return pool_map_huge(pool_scratch_len(size));
+}
+
+void
+pool_scratch_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (size < POOL_SCRATCH_HUGE)
+		free(p);
+	else
+		munmap(p, pool_scratch_len(size));
+}
+
 /* Pages, not huge pages: a root node of 2^18 children is 2 MiB plus its
  * header, and rounding that to 4 MiB would waste 2 MiB. The mapping is
  * still 2 MiB-aligned, so all but its last few pages are huge. */

@@ -39,6 +39,18 @@ void pool_free(struct pool *p, void *obj, size_t size);
 /* Give back the free chunks kept backed for the next allocations (up to
  * 4 MiB while the table churns), all but 512 KiB. Context: any. */
 void pool_trim(struct pool *p);
+/*
+ * Scratch memory for a bulk build's large temporary arrays (the sorted
+ * entries and leaves of fib_load): from 1 MiB up, a 2 MiB-aligned mapping
+ * advised MADV_HUGEPAGE, below that malloc. Faulting tens of MB in 4 KiB
+ * pages was a third of a full table's load here. Not the pool's memory:
+ * not in its bytes, not subject to fault injection. NULL when out of
+ * memory. Context: any.
+ */
+void *pool_scratch_alloc(size_t size);
+/* size: as given to pool_scratch_alloc; p may be NULL. Context: any. */
+void pool_scratch_free(void *p, size_t size);
+
 /* Bytes handed out (rounded to the class size). Context: any. */
 uint64_t pool_bytes(const struct pool *p);
 /* Bytes held from the system: superblocks less the chunks given back,

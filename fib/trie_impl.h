@@ -1756,16 +1756,16 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 	*routes = 0;
 	if (ne == 0)
 		return 0;
-	e = malloc(ne * sizeof(*e));
-	L = malloc(ne * sizeof(*L));
+	e = pool_scratch_alloc(ne * sizeof(*e));
+	L = pool_scratch_alloc(ne * sizeof(*L));
 	if (!e || !L) {
-		free(e);
-		free(L);
+		pool_scratch_free(e, ne * sizeof(*e));
+		pool_scratch_free(L, ne * sizeof(*L));
 		return -ENOMEM;
 	}
 	if (load_collect(t->ht, t->root, e, 0) != m) {
-		free(e);
-		free(L);
+		pool_scratch_free(e, ne * sizeof(*e));
+		pool_scratch_free(L, ne * sizeof(*L));
 		return -EUCLEAN;
 	}
 	TN(load_entries)(e, m, r, n);
@@ -1794,8 +1794,8 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 	} else {
 		*tree = root;
 	}
-	free(e);
-	free(L);
+	pool_scratch_free(e, ne * sizeof(*e));
+	pool_scratch_free(L, ne * sizeof(*L));
 	return err;
 }
 
