@@ -1549,9 +1549,49 @@ load_count(struct tleaf **L, size_t lo, size_t hi, unsigned pos, unsigned bits,
 	}
 }
 
+/*
+ * The same counts for every width at once, over a node's leaves [lo, hi)
+ * whose keys first differ at bit top: nonempty[pos] and full[pos] for
+ * each pos <= top, in one pass instead of one per width tried (the root
+ * tries 19 widths over every leaf). Neighbours L[i-1], L[i] fall in
+ * different children at pos iff their highest differing bit d >= pos,
+ * and a child of two or more leaves is full iff two of its neighbours
+ * first differ at pos - 1: seen's bit v tells whether such a pair (d = v)
+ * was met since the last pair with d > v.
+ */
+static void
+load_count_all(struct tleaf **L, size_t lo, size_t hi, unsigned top, uint32_t *nonempty,
+	       uint32_t *full)
+{
+	uint32_t h[KEYBITS] = { 0 }, f[KEYBITS] = { 0 }, sum = 1;
+	tkey prev = L[lo]->kv.key, seen = 0;
+
+	for (size_t i = lo + 1; i < hi; i++) {
+		tkey k = L[i]->kv.key;
+		unsigned d = (unsigned)key_fls(prev ^ k);
+
+		prev = k;
+		h[d]++;
+		seen &= ~(((tkey)1 << d) - 1);
+		if (!((seen >> d) & 1)) {
+			f[d]++;
+			seen |= (tkey)1 << d;
+		}
+	}
+	for (int pos = (int)top; pos >= 0; pos--) {
+		sum += h[pos];
+		nonempty[pos] = sum;
+		full[pos] = pos > 0 ? f[pos - 1] : 0;
+	}
+}
+
+/* Below this many leaves a node tries its few widths one pass each. */
+#define LOAD_COUNT_ALL 256
+
 static struct tkv *
 load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool is_root, int *err)
 {
+	uint32_t nonempty_at[KEYBITS], full_at[KEYBITS];
 	unsigned top, pos, bits = 1;
 	unsigned inflate = is_root ? t->ctx->params.inflate_threshold_root
 				   : t->ctx->params.inflate_threshold;
@@ -1561,13 +1601,20 @@ load_build(struct TRIE_PREFIX *t, struct tleaf **L, size_t lo, size_t hi, bool i
 	if (hi - lo == 1)
 		return &L[lo]->kv;
 	top = (unsigned)key_fls(L[lo]->kv.key ^ L[hi - 1]->kv.key);
+	if (hi - lo >= LOAD_COUNT_ALL)
+		load_count_all(L, lo, hi, top, nonempty_at, full_at);
 	/* grow the node while the kernel's should_inflate would say so */
 	for (;;) {
 		unsigned long nonempty, full, used;
 		pos = top + 1 - bits;
 		if (pos == 0 || bits >= MAX_BITS)
 			break;
-		load_count(L, lo, hi, pos, bits, &nonempty, &full);
+		if (hi - lo >= LOAD_COUNT_ALL) {
+			nonempty = nonempty_at[pos];
+			full = full_at[pos];
+		} else {
+			load_count(L, lo, hi, pos, bits, &nonempty, &full);
+		}
 		used = nonempty + full;
 		if (!(used > 1 && 50 * used >= (unsigned long)inflate << bits))
 			break;

@@ -531,6 +531,140 @@ load_run(int family, uint64_t seed, size_t n)
 	fib_free(fib);
 }
 
+/*
+ * The shape a bulk load builds, against a model of the rule: each node,
+ * from the root down, as wide as the kernel's should_inflate lets it
+ * grow over its sorted leaves (children counted one width at a time, as
+ * the kernel does; the load counts every width in one pass for nodes of
+ * many leaves). Compared by fib_stats' nodes per width.
+ */
+typedef unsigned __int128 shape_key;
+
+static int
+shape_fls(shape_key k)
+{
+	uint64_t hi = (uint64_t)(k >> 64);
+
+	return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((uint64_t)k);
+}
+
+static void
+shape_model(const shape_key *k, size_t lo, size_t hi, bool root, const struct fib_params *p,
+	    uint64_t *by_bits)
+{
+	unsigned top, pos, bits = 1;
+	unsigned inflate = root ? p->inflate_threshold_root : p->inflate_threshold;
+
+	if (hi - lo == 1)
+		return;
+	top = (unsigned)shape_fls(k[lo] ^ k[hi - 1]);
+	for (;;) {
+		unsigned long nonempty = 0, full = 0, used;
+
+		pos = top + 1 - bits;
+		if (pos == 0 || bits >= 24)
+			break;
+		for (size_t i = lo; i < hi;) {
+			shape_key g = k[i] >> pos;
+			size_t j = i + 1;
+
+			while (j < hi && (k[j] >> pos) == g)
+				j++;
+			nonempty++;
+			if (j - i > 1 && shape_fls(k[i] ^ k[j - 1]) == (int)pos - 1)
+				full++;
+			i = j;
+		}
+		used = nonempty + full;
+		if (!(used > 1 && 50 * used >= (unsigned long)inflate << bits))
+			break;
+		bits++;
+	}
+	pos = top + 1 - bits;
+	by_bits[bits]++;
+	for (size_t i = lo; i < hi;) {
+		shape_key g = k[i] >> pos;
+		size_t j = i + 1;
+
+		while (j < hi && (k[j] >> pos) == g)
+			j++;
+		shape_model(k, i, j, false, p, by_bits);
+		i = j;
+	}
+}
+
+static int
+shape_cmp(const void *a, const void *b)
+{
+	shape_key x = *(const shape_key *)a, y = *(const shape_key *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+START_TEST(test_load_shape)
+{
+	int family = _i % 2 ? AF_INET6 : AF_INET;
+	size_t n = 20000, k = 0, u = 0;
+	struct fib_params p;
+	struct fib *fib;
+	struct fib_route *fr = calloc(n, sizeof(*fr));
+	struct fib_nh *nh = calloc(n, sizeof(*nh));
+	shape_key *keys = calloc(n, sizeof(*keys));
+	uint64_t by_bits[FIB_STATS_MAX_BITS + 1] = { 0 };
+	struct fib_stats st;
+	const struct fib_trie_stats *ts;
+	struct lpm_model m;
+	uint64_t s = 91 + (uint64_t)_i;
+
+	fib_params_default(&p);
+	if (_i >= 2) { /* eager thresholds: wider nodes, more of them counted at once */
+		p.inflate_threshold = 10;
+		p.halve_threshold = 5;
+		p.inflate_threshold_root = 5;
+		p.halve_threshold_root = 2;
+	}
+	fib = fib_new(&p);
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (size_t i = 0; i < n; i++) {
+		struct lpm_route r;
+		unsigned bytes = family == AF_INET ? 4 : 16;
+		shape_key key = 0;
+
+		lpm_random_route(&s, family, &r);
+		if (lpm_find(&m, &r) >= 0)
+			continue;
+		lpm_add(&m, &r);
+		lpm_to_fib(&r, &fr[k], &nh[k]);
+		fr[k].nh = fr[k].nh_count ? &nh[k] : NULL;
+		for (unsigned b = 0; b < bytes; b++)
+			key = key << 8 | fr[k].dst.b[b];
+		if (fr[k].plen < bytes * 8)
+			key &= ~(((shape_key)1 << (bytes * 8 - fr[k].plen)) - 1);
+		keys[k++] = key;
+	}
+	ck_assert_int_eq(fib_load(fib, fr, k), 0);
+	qsort(keys, k, sizeof(*keys), shape_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!u || keys[u - 1] != keys[i])
+			keys[u++] = keys[i];
+	ck_assert_uint_ge(u, 1000);
+	shape_model(keys, 0, u, true, &p, by_bits);
+	fib_stats(fib, &st);
+	ts = family == AF_INET ? &st.v4 : &st.v6;
+	ck_assert_uint_eq(ts->leaves, u);
+	for (unsigned b = 0; b <= FIB_STATS_MAX_BITS; b++)
+		ck_assert_msg(ts->nodes_by_bits[b] == by_bits[b],
+			      "nodes of %u bits: %llu loaded, %llu by the rule", b,
+			      (unsigned long long)ts->nodes_by_bits[b], (unsigned long long)by_bits[b]);
+	lpm_fini(&m);
+	fib_free(fib);
+	free(keys);
+	free(fr);
+	free(nh);
+}
+END_TEST
+
 START_TEST(test_load)
 {
 	load_run(AF_INET, 77 + (uint64_t)_i, 3000);
@@ -1288,6 +1422,7 @@ fib_suite(void)
 	tcase_add_loop_test(tc, test_accel_defer, 0, 2);
 	tcase_add_test(tc, test_accel_many_tables);
 	tcase_add_test(tc, test_load_dups);
+	tcase_add_loop_test(tc, test_load_shape, 0, 4);
 	tcase_add_test(tc, test_find);
 	/* short: seeds 1-2 and 101-102 (compiled table on and off) */
 	tcase_add_loop_test(tc, test_random4, 0, test_short ? 2 : 12);
