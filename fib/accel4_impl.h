@@ -493,17 +493,25 @@ fail:
 	return err;
 }
 
-/* Free (never published) or retire a segment and its deep nodes. */
+/* Free (never published) or retire segment s with the deep nodes of its
+ * slots s0 .. s0 + cnt - 1: all of them, or those of the slots a copy
+ * painted again (the copy took over the others). The shared segments
+ * (askseg, zeroseg) stay. */
 static void
-a_seg_drop(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, bool published)
+a_seg_drop_part(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, unsigned s0,
+		unsigned cnt, bool published)
 {
+	uint64_t lv;
 	unsigned n;
 
 	if (!s || s == A->askseg || s == A->zeroseg)
 		return;
+	lv = s->lv;
 	n = aseg_n(s);
-	for (unsigned i = 0; i < n; i++) {
-		if (s->ans[i] & A_DEEP) {
+	for (unsigned i = 0; i < n; i++, lv &= lv - 1) {
+		unsigned x = (unsigned)__builtin_ctzll(lv);
+
+		if ((s->ans[i] & A_DEEP) && x >= s0 && x < s0 + cnt) {
 			struct adeep *d = (struct adeep *)a_deep(A, s->ans[i]);
 			a_count_deep(A, d, -1);
 			if (published)
@@ -517,6 +525,13 @@ a_seg_drop(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, bool publishe
 		reclaim_retire(t->ctx->rc, s, aseg_size(n));
 	else
 		pool_free(A->pool, s, aseg_size(n));
+}
+
+/* Free (never published) or retire a segment and all its deep nodes. */
+static void
+a_seg_drop(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, bool published)
+{
+	a_seg_drop_part(t, A, s, 0, A_GROUP, published);
 }
 
 static bool
@@ -651,30 +666,6 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 	return ret;
 }
 
-/* Retire a segment that a copy replaced, with the deep nodes of its
- * slots s0 .. s0 + cnt - 1 (the copy holds the others). */
-static void
-a_seg_retire_part(struct TRIE_PREFIX *t, struct accel *A, struct aseg *old, unsigned s0,
-		  unsigned cnt)
-{
-	uint64_t lv = old->lv;
-	unsigned n = aseg_n(old);
-
-	if (old == A->zeroseg)
-		return;
-	for (unsigned i = 0; i < n; i++, lv &= lv - 1) {
-		unsigned x = (unsigned)__builtin_ctzll(lv);
-
-		if ((old->ans[i] & A_DEEP) && x >= s0 && x < s0 + cnt) {
-			struct adeep *d = (struct adeep *)a_deep(A, old->ans[i]);
-			a_count_deep(A, d, -1);
-			reclaim_retire(t->ctx->rc, d, adeep_size(adeep_n(d)));
-		}
-	}
-	a_count_seg(A, old, -1);
-	reclaim_retire(t->ctx->rc, old, aseg_size(n));
-}
-
 /*
  * A change whose leaf's widest prefix (suffix slen) is longer than /18:
  * repaint only the /24 slots that prefix covers (its /24 if it is
@@ -734,7 +725,7 @@ a_patch_slots(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 		a_count_seg(A, s, 1);
 	}
 	T_STORE(A->dir[c], s);
-	a_seg_retire_part(t, A, old, s0, cnt);
+	a_seg_drop_part(t, A, old, s0, cnt, true);
 	return 0;
 fail:
 	while (b.nmade)
