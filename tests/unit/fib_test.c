@@ -464,6 +464,27 @@ check_walk_steps(const struct fib *fib, int family, uint64_t *s)
 	free(step.m);
 }
 
+/* Up to n distinct random routes of family into m and fr (next hops in
+ * nh); how many. */
+static size_t
+random_routes(int family, uint64_t *s, struct lpm_model *m, struct fib_route *fr,
+	      struct fib_nh *nh, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct lpm_route r;
+		lpm_random_route(s, family, &r);
+		if (lpm_find(m, &r) >= 0)
+			continue;
+		lpm_add(m, &r);
+		lpm_to_fib(&r, &fr[k], &nh[k]);
+		fr[k].nh = fr[k].nh_count ? &nh[k] : NULL;
+		k++;
+	}
+	return k;
+}
+
 static void
 load_run(int family, uint64_t seed, size_t n)
 {
@@ -472,19 +493,10 @@ load_run(int family, uint64_t seed, size_t n)
 	struct fib_route *fr = calloc(n, sizeof(*fr));
 	struct fib_nh *nh = calloc(n, sizeof(*nh));
 	uint64_t s = seed;
-	size_t k = 0;
+	size_t k;
 
 	lpm_init(&m);
-	for (size_t i = 0; i < n; i++) {
-		struct lpm_route r;
-		lpm_random_route(&s, family, &r);
-		if (lpm_find(&m, &r) >= 0)
-			continue;
-		lpm_add(&m, &r);
-		lpm_to_fib(&r, &fr[k], &nh[k]);
-		fr[k].nh = fr[k].nh_count ? &nh[k] : NULL;
-		k++;
-	}
+	k = random_routes(family, &s, &m, fr, nh, n);
 	ck_assert_int_eq(fib_load(fib, fr, k), 0);
 	check_trie(fib);
 	ck_assert_uint_eq(fib_count(fib, family), m.n);
@@ -604,7 +616,7 @@ shape_cmp(const void *a, const void *b)
 START_TEST(test_load_shape)
 {
 	int family = _i % 2 ? AF_INET6 : AF_INET;
-	size_t n = 20000, k = 0, u = 0;
+	size_t n = 20000, k, u = 0;
 	struct fib_params p;
 	struct fib *fib;
 	struct fib_route *fr = calloc(n, sizeof(*fr));
@@ -626,22 +638,16 @@ START_TEST(test_load_shape)
 	fib = fib_new(&p);
 	ck_assert_ptr_nonnull(fib);
 	lpm_init(&m);
-	for (size_t i = 0; i < n; i++) {
-		struct lpm_route r;
+	k = random_routes(family, &s, &m, fr, nh, n);
+	for (size_t i = 0; i < k; i++) {
 		unsigned bytes = family == AF_INET ? 4 : 16;
 		shape_key key = 0;
 
-		lpm_random_route(&s, family, &r);
-		if (lpm_find(&m, &r) >= 0)
-			continue;
-		lpm_add(&m, &r);
-		lpm_to_fib(&r, &fr[k], &nh[k]);
-		fr[k].nh = fr[k].nh_count ? &nh[k] : NULL;
 		for (unsigned b = 0; b < bytes; b++)
-			key = key << 8 | fr[k].dst.b[b];
-		if (fr[k].plen < bytes * 8)
-			key &= ~(((shape_key)1 << (bytes * 8 - fr[k].plen)) - 1);
-		keys[k++] = key;
+			key = key << 8 | fr[i].dst.b[b];
+		if (fr[i].plen < bytes * 8)
+			key &= ~(((shape_key)1 << (bytes * 8 - fr[i].plen)) - 1);
+		keys[i] = key;
 	}
 	ck_assert_int_eq(fib_load(fib, fr, k), 0);
 	qsort(keys, k, sizeof(*keys), shape_cmp);
