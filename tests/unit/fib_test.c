@@ -645,7 +645,9 @@ START_TEST(test_load_shape)
 
 		for (unsigned b = 0; b < bytes; b++)
 			key = key << 8 | fr[i].dst.b[b];
-		if (fr[i].plen < bytes * 8)
+		if (fr[i].plen == 0)
+			key = 0;
+		else if (fr[i].plen < bytes * 8)
 			key &= ~(((shape_key)1 << (bytes * 8 - fr[i].plen)) - 1);
 		keys[i] = key;
 	}
