@@ -7,7 +7,11 @@
  * fib/trie_types.h.
  *
  * t->accel[0] holds the table of params accel_table (accel_table6 for
- * IPv6), whatever its size: the main table, where the full BGP table is.
+ * IPv6), whatever its size, from its first route on: the main table,
+ * where the full BGP table is. A family whose main table holds no route
+ * has none (an IPv6-only FIB would carry the empty IPv4 table's 2 MiB
+ * directory), until a route comes, or until a whole rebuild if the
+ * counts were lost.
  * Any other table that holds at least params accel_min_routes routes of
  * this family (a VRF carrying a full table) gets one of the other
  * FIB_ACCEL_TABLES - 1 slots, and gives it back when it falls below half
@@ -102,6 +106,15 @@ as_tab(struct atabs *ts, uint32_t table, bool make)
 	return &ts->v[ts->n - 1];
 }
 
+/* Does the main table hold routes, so that it gets [0]? */
+static bool
+as_main_wanted(const struct TRIE_PREFIX *t, uint32_t main)
+{
+	const struct atab *e = main ? as_tab((struct atabs *)&t->tabs, main, false) : NULL;
+
+	return e && e->routes;
+}
+
 /* The slot of table's compiled table, or 0 (none; [0] is never asked). */
 static unsigned
 as_slot(const struct TRIE_PREFIX *t, uint32_t table)
@@ -171,7 +184,22 @@ as_count(struct TRIE_PREFIX *t, uint32_t table, int delta)
 	if (delta < 0 && !e->routes)
 		return; /* counted low after a lost count: stay at 0 */
 	e->routes += (uint32_t)delta;
-	if (!min || table == as_main_table(t))
+	if (table == as_main_table(t)) {
+		/* the main table's comes with its first route (once its build
+		 * failed for memory, at the next whole rebuild) */
+		if (delta > 0 && !t->accel[0] && !e->failed) {
+			struct accel *A = t->ctx->params.accel_defer ? NULL : a_build_all(t, table);
+
+			if (A)
+				T_STORE(t->accel[0], A);
+			else if (t->ctx->params.accel_defer)
+				t->apending = true;
+			else
+				e->failed = true;
+		}
+		return;
+	}
+	if (!min)
 		return;
 	if (delta > 0 && e->routes >= min && !e->failed && t->nextra < FIB_ACCEL_TABLES - 1 &&
 	    !as_slot(t, table)) {
@@ -244,7 +272,7 @@ as_replace(struct TRIE_PREFIX *t)
 	struct accel *nw[FIB_ACCEL_TABLES] = { NULL }, *old[FIB_ACCEL_TABLES];
 	unsigned n = 1;
 
-	if (main)
+	if (as_main_wanted(t, main))
 		nw[0] = a_build_all(t, main);
 	if (t->tabs.n > 1) {
 		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
@@ -253,7 +281,7 @@ as_replace(struct TRIE_PREFIX *t)
 	for (size_t i = 0; i < t->tabs.n; i++) {
 		struct atab *e = &t->tabs.v[i];
 
-		e->failed = false;
+		e->failed = e->table == main && e->routes && !nw[0];
 		if (!min || e->table == main || e->routes < min || n == FIB_ACCEL_TABLES)
 			continue;
 		nw[n] = a_build_all(t, e->table);
@@ -314,16 +342,21 @@ as_retune(struct TRIE_PREFIX *t, bool fresh, bool defer)
 		qsort(t->tabs.v, t->tabs.n, sizeof(t->tabs.v[0]), as_by_routes);
 		as_rehash(&t->tabs);
 	}
-	if (main && !t->accel[0]) {
+	if (!t->accel[0] && as_main_wanted(t, main)) {
+		struct atab *m = as_tab(&t->tabs, main, false);
+
+		if (fresh)
+			m->failed = false;
 		if (defer) {
 			want = true;
-		} else {
+		} else if (!m->failed) {
 			struct accel *A = a_build_all(t, main);
 
 			if (A)
 				T_STORE(t->accel[0], A);
 			else
 				err = -ENOMEM;
+			m->failed = !A;
 		}
 	}
 	for (size_t i = 0; i < t->tabs.n; i++) {

@@ -1108,8 +1108,11 @@ START_TEST(test_accel_tables)
 	p.accel_min_routes = 40;
 	fib = fib_new(&p);
 	ck_assert_ptr_nonnull(fib);
+	/* none while the main table is empty */
+	ck_assert_uint_eq(accel_tables(fib, family, 254, &has), 0);
 	lpm_init(&m);
 	grow_table(fib, &m, &s, family, 254, 200);
+	ck_assert(accel_tables(fib, family, 254, &has) == 1 && has);
 	grow_table(fib, &m, &s, family, 100, 39);
 	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
 	ck_assert(!has);
@@ -1166,12 +1169,16 @@ START_TEST(test_accel_tables)
 		lookup_one(fib, &m, family, addr, 1 + i % 8, 0);
 	}
 
-	/* a flush forgets the counts: the tables come back route by route */
+	/* a flush forgets the counts: the tables come back route by route,
+	 * the main table's with its first route */
 	fib_flush(fib, family);
 	lpm_fini(&m);
 	lpm_init(&m);
-	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 1);
+	ck_assert_uint_eq(accel_tables(fib, family, 100, &has), 0);
 	grow_table(fib, &m, &s, family, 100, 40);
+	ck_assert(accel_tables(fib, family, 100, &has) == 1 && has);
+	compare(fib, &m, family, &s, 370);
+	grow_table(fib, &m, &s, family, 254, 1);
 	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
 	check_trie(fib);
 	compare(fib, &m, family, &s, 370);
@@ -1201,8 +1208,14 @@ START_TEST(test_accel_defer)
 	fib = fib_new(&p);
 	ck_assert_ptr_nonnull(fib);
 	lpm_init(&m);
+	/* the main table's comes with its first route, deferred too */
 	grow_table(fib, &m, &s, family, 254, 200);
+	ck_assert(fib_accel_pending(fib));
+	ck_assert_uint_eq(accel_tables(fib, family, 254, &has), 0);
+	compare(fib, &m, family, &s, 370);
+	ck_assert_int_eq(fib_accel_sync(fib), 0);
 	ck_assert(!fib_accel_pending(fib));
+	ck_assert(accel_tables(fib, family, 254, &has) == 1 && has);
 	grow_table(fib, &m, &s, family, 100, 40);
 	ck_assert(fib_accel_pending(fib));
 	ck_assert(accel_tables(fib, family, 100, &has) == 1 && !has);
