@@ -3,7 +3,7 @@
  * DOC: size-classed pools for trie memory that give memory back (see pool.h)
  *
  * A slab allocator (Bonwick, "The Slab Allocator", USENIX 1994; the
- * kernel's SLUB) over 2 MiB superblocks: each 64 KiB chunk of a
+ * kernel's SLUB) over 2 MiB superblocks: each 32 KiB chunk of a
  * superblock serves one size class at a time and counts its live
  * objects; its free objects are threaded through their first word on the
  * chunk's own free list. A chunk whose last object is freed leaves its
@@ -11,17 +11,23 @@
  * is free is unmapped, unless it is the pool's last one. Free chunks in
  * live superblocks are kept backed up to POOL_HOT_MAX of them (4 MiB),
  * beyond that their pages go back with MADV_DONTNEED. So RSS follows the
- * live objects after a peak (a compaction, a withdrawn table) at 64 KiB
+ * live objects after a peak (a compaction, a withdrawn table) at 32 KiB
  * granularity.
  *
  *   superblock (2 MiB aligned, 2 MiB)
  *   +--------+---------------+---------------+-----+---------------+
- *   | header | chunk 0 objs  | chunk 1       | ... | chunk 31      |
- *   | 4 KiB  | (60 KiB)      | 64 KiB        |     | 64 KiB        |
+ *   | header | chunk 0 objs  | chunk 1       | ... | chunk 63      |
+ *   | 4 KiB  | (28 KiB)      | 32 KiB        |     | 32 KiB        |
  *   +--------+---------------+---------------+-----+---------------+
- *   header: superblock links, used/cold counts, 32 chunk descriptors
+ *   header: superblock links, used/cold counts, 64 chunk descriptors
  *   descriptor: class, live count, free list, carve pointer, list links
- *   object -> superblock: address & ~(2 MiB - 1); -> chunk: offset >> 16
+ *   object -> superblock: address & ~(2 MiB - 1); -> chunk: offset >> 15
+ *
+ * Why 32 KiB: each class in use holds one partly carved chunk, and a
+ * full table uses some 60 classes (the compiled table's segments spread
+ * over every 8-byte size): half a chunk each was 1.35 MB of the tier-1
+ * IPv4 FIB's 44 MB with 64 KiB chunks. The largest classes (16 KiB and
+ * more) then fit one object per chunk; they are the rare wide nodes.
  *
  * Allocation takes from the class's current chunk (its free list, else
  * carving never-used space), then from the class's partial chunks, then
@@ -68,8 +74,8 @@
 
 #include "fib/pool.h"
 
-#define POOL_CHUNK_SHIFT 16
-#define POOL_CHUNK (1u << POOL_CHUNK_SHIFT) /* 64 KiB */
+#define POOL_CHUNK_SHIFT 15
+#define POOL_CHUNK (1u << POOL_CHUNK_SHIFT) /* 32 KiB */
 #define POOL_SUPER (2u * 1024 * 1024)       /* one transparent huge page */
 #define POOL_NCHUNK (POOL_SUPER / POOL_CHUNK)
 #define POOL_HDR 4096u /* the superblock header, in front of chunk 0 */
@@ -77,12 +83,12 @@
 #define POOL_BULK_STREAK 256u
 /*
  * Free chunks of live superblocks kept backed: 4 MiB, a new superblock's
- * 31 and more. Route-by-route changes retire and allocate compiled-table
- * blocks of up to 16 KiB, a few per chunk, whose chunks empty and fill
+ * 63 and more. Route-by-route changes retire and allocate compiled-table
+ * blocks of up to 16 KiB, one or a few per chunk, whose chunks empty and fill
  * again all the time; with less kept, each went back (splitting the
  * superblock's huge page) and was faulted in again, zeroed, by the
  * writer's next copy into it. pool_trim gives back all but POOL_HOT_MIN
- * (512 KiB) once the table is quiet. Built with
+ * (256 KiB) once the table is quiet. Built with
  * -DPOOL_PROTECT_FREE (debugging), none, and every chunk given back is
  * mprotect(PROT_NONE) until reused: a read of freed trie memory after
  * its grace period then faults at the read instead of seeing zeros.
@@ -91,8 +97,8 @@
 #define POOL_HOT_MAX 0u
 #define POOL_HOT_MIN 0u
 #else
-#define POOL_HOT_MAX 64u
-#define POOL_HOT_MIN 8u /* what pool_trim keeps */
+#define POOL_HOT_MAX (4u * 1024 * 1024 / POOL_CHUNK)
+#define POOL_HOT_MIN (256u * 1024 / POOL_CHUNK) /* what pool_trim keeps */
 #endif
 #define POOL_BIG_HUGE (1u * 1024 * 1024) /* large objects this big get huge pages */
 #define POOL_SMALL_MAX 512u /* 8-byte steps up to here */
@@ -427,7 +433,7 @@ pool_super_unmap(struct pool *p, struct pool_super *s)
 /*
  * A free chunk for class ci: from the superblock with the most chunks in
  * use, a backed one first; else a new superblock. Scanning the
- * superblocks is O(superblocks) once per 64 KiB handed out.
+ * superblocks is O(superblocks) once per 32 KiB handed out.
  */
 static struct pool_chunk *
 pool_chunk_get(struct pool *p, int ci)

@@ -3,7 +3,7 @@
  * DOC: per-FIB memory pools
  *
  * Trie nodes, leaves and interned attribute sets come from size-classed
- * pools carved out of 64 KiB chunks of 2 MiB (huge page) superblocks: no
+ * pools carved out of 32 KiB chunks of 2 MiB (huge page) superblocks: no
  * per-object malloc header (a 24-byte leaf costs 24 bytes), neighbours
  * allocated together, exact byte counts, and freeing a whole FIB releases
  * superblocks, not millions of objects. A chunk serves one class at a

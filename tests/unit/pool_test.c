@@ -112,11 +112,12 @@ END_TEST
 /*
  * Free chunks kept backed: up to 4 MiB while objects come and go (a
  * superblock emptied of all but one object keeps its other chunks),
- * and pool_trim gives back all but 512 KiB of them.
+ * and pool_trim gives back all but 256 KiB of them.
  */
 START_TEST(test_trim)
 {
-	enum { N = 600, SIZE = 16000, CHUNK = 64 * 1024, SUPER = 2 * 1024 * 1024 };
+	enum { N = 600, SIZE = 16000, CHUNK = 32 * 1024, SUPER = 2 * 1024 * 1024 };
+	enum { HOT = 4 * 1024 * 1024 / CHUNK, KEEP = 256 * 1024 / CHUNK };
 	struct pool *p = pool_new();
 	static void *obj[N];
 	uintptr_t supers[64];
@@ -139,16 +140,16 @@ START_TEST(test_trim)
 		supers[nsup++] = s;
 		obj[i] = NULL; /* the first of each superblock stays */
 	}
-	ck_assert_uint_ge(nsup, 4); /* 600 x 16 KiB: over 100 chunks */
+	ck_assert_uint_ge(nsup, 4); /* 600 x 16 KiB: about 300 chunks */
 	for (unsigned i = 0; i < N; i++)
 		pool_free(p, obj[i], SIZE);
 	r1 = pool_reserved(p);
-	/* one chunk in use per superblock, the free ones kept up to 64 */
-	ck_assert_uint_ge(r1, (uint64_t)(nsup + 60) * CHUNK);
-	ck_assert_uint_le(r1, (uint64_t)(nsup + 64) * CHUNK + nsup * 4096);
+	/* one chunk in use per superblock, the free ones kept up to HOT */
+	ck_assert_uint_ge(r1, (uint64_t)(nsup + HOT - 4) * CHUNK);
+	ck_assert_uint_le(r1, (uint64_t)(nsup + HOT) * CHUNK + nsup * 4096);
 	pool_trim(p);
 	r2 = pool_reserved(p);
-	ck_assert_uint_le(r2, (uint64_t)(nsup + 8) * CHUNK + nsup * 4096);
+	ck_assert_uint_le(r2, (uint64_t)(nsup + KEEP) * CHUNK + nsup * 4096);
 	ck_assert_uint_ge(r2, (uint64_t)nsup * CHUNK);
 	pool_free_all(p);
 }
