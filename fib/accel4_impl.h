@@ -183,7 +183,7 @@ a_result(const struct accel *A, aword v, struct fib_result *r)
 static inline const struct adeep *
 a_deep(const struct accel *A, aword v)
 {
-	return pool_handle_ptr(A->lt, v >> 3);
+	return pool_handle_ptr3(A->lt, v);
 }
 
 static inline aword

@@ -183,7 +183,7 @@ a_result(const struct accel *A, aword v, struct fib_result *r)
 static inline struct ablk *
 a_blk(const struct accel *A, aword e)
 {
-	return pool_handle_ptr(A->bt, e >> 3);
+	return pool_handle_ptr3(A->bt, e);
 }
 
 /* The word naming blk (which ab_block made sure has a handle). */

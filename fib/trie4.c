@@ -17,10 +17,35 @@
  * The public single IPv4 lookup lives with the trie rather than in fib.c:
  * the lookup is inlined into it, and its CPU's copy is chosen once at
  * load time, so that a call is one jump into the lookup itself, with no
- * wrapper call between.
+ * wrapper call between. Only the main table's compiled table is on the
+ * inlined path; anything else (another table, an answer left to the
+ * trie) is a tail call with the caller's arguments as they came, so the
+ * hot path moves no argument and keeps no stack frame.
  */
+static __attribute__((noinline, cold)) struct fib_result
+lookup4_other(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	return trie4_lookup_in(fib->t4, addr, table, 0);
+}
+
+static __attribute__((noinline, cold)) struct fib_result
+lookup4_trie(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	return trie4_lookup_trie(fib->t4, addr, table, 0);
+}
+
 A_CLONES struct fib_result
 fib_lookup4_rcu(const struct fib *fib, uint32_t table, uint32_t addr)
 {
-	return trie4_lookup_in(fib->t4, addr, table, 0);
+	const struct accel *A = T_LOAD(fib->t4->accel[0]);
+	struct fib_result res;
+	aword v;
+
+	if (__builtin_expect(!A || !a_serves(A, table), 0))
+		return lookup4_other(fib, table, addr);
+	v = a_lookup(A, addr);
+	if (__builtin_expect(v == A_ASK, 0))
+		return lookup4_trie(fib, table, addr);
+	a_result(A, v, &res);
+	return res;
 }

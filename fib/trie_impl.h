@@ -1150,10 +1150,10 @@ TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
 		return -ENOENT;
 	}
 	if ((ref & 7) < REF_ESC) {
-		l = pool_handle_ptr(lt, ref >> 3);
+		l = pool_handle_ptr3(lt, ref);
 		res->alias = (const struct fib_alias *)&l->fa[ref & 7];
 	} else {
-		res->alias = pool_handle_ptr(lt, ref >> 3);
+		res->alias = pool_handle_ptr3(lt, ref);
 		l = pool_handle_ptr(lt, pool_handle_obj(t->ctx->pool, ref >> 3));
 	}
 	res->leaf = (const struct fib_leaf *)l;

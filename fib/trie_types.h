@@ -194,7 +194,7 @@ typedef uint32_t aword;
 static inline void
 aword_result(const uintptr_t *lt, aword v, struct fib_result *r)
 {
-	uintptr_t l = (uintptr_t)pool_handle_ptr(lt, v >> 3);
+	uintptr_t l = (uintptr_t)pool_handle_ptr3(lt, v);
 	uintptr_t m = (uintptr_t)0 - (uintptr_t)(v != 0);
 
 	r->leaf = (const struct fib_leaf *)l;
