@@ -33,44 +33,41 @@ static int a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey
 			size_t len);
 static size_t a_bytes(const struct accel *A);
 
-/* A growing array v of n elements with room for one more (first cap
- * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). */
+/*
+ * A growing array v of n elements with room for one more (first cap
+ * first): v itself, a larger copy, or NULL (ENOMEM, v unchanged). It
+ * lives in scratch memory (fib/pool.h), so that a whole table's items
+ * (13 MB for a full IPv4 table) get huge pages: free it with
+ * pool_scratch_free(v, *cap * size).
+ */
 static inline void *
 a_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
 {
-	if (n == *cap) {
-		size_t c = *cap ? 2 * *cap : first;
+	size_t c;
+	void *nv;
 
-		v = realloc(v, c * size);
-		if (v)
-			*cap = c;
-	}
-	return v;
+	if (n < *cap)
+		return v;
+	c = *cap ? 2 * *cap : first;
+	nv = pool_scratch_alloc(c * size);
+	if (!nv)
+		return NULL;
+	if (n)
+		memcpy(nv, v, n * size);
+	pool_scratch_free(v, *cap * size);
+	*cap = c;
+	return nv;
 }
 
-/* Room for one more item. A whole table's items (13 MB for a full IPv4
- * table) grow in scratch memory (fib/pool.h): huge pages from 1 MiB. */
+/* Room for one more item. */
 static int
 avec_push(struct avec *a, tkey key, unsigned plen, aword val)
 {
-	if (a->n == a->cap) {
-		size_t c = a->cap ? 2 * a->cap : 256;
-		struct aitem *v;
+	struct aitem *v = a_grow(a->v, &a->cap, a->n, sizeof(*v), 256);
 
-		if (c * sizeof(*v) < (1u << 20)) {
-			v = realloc(a->v, c * sizeof(*v)); /* still malloc's */
-		} else {
-			v = pool_scratch_alloc(c * sizeof(*v));
-			if (v) {
-				memcpy(v, a->v, a->n * sizeof(*v));
-				pool_scratch_free(a->v, a->cap * sizeof(*v));
-			}
-		}
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = c;
-	}
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
 	a->v[a->n].key = key;
 	a->v[a->n].plen = (uint8_t)plen;
 	a->v[a->n].val = val;

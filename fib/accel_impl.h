@@ -681,7 +681,7 @@ nomem:
 	blk = NULL;
 out:
 	avec_free(&deep);
-	free(sv.v);
+	pool_scratch_free(sv.v, sv.cap * sizeof(*sv.v));
 	return blk;
 }
 
@@ -788,7 +788,7 @@ a_rebuild(struct TRIE_PREFIX *t, struct accel *A, struct abuild *b, unsigned D, 
 	if (!err && old)
 		ap->old[ap->nold++] = old;
 	avec_free(&own);
-	free(sv.v);
+	pool_scratch_free(sv.v, sv.cap * sizeof(*sv.v));
 	return err;
 }
 
@@ -943,7 +943,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 out:
 	avec_free(&lng);
 	free(b.node);
-	free(b.word);
+	pool_scratch_free(b.word, b.lcap * sizeof(*b.word));
 	return err;
 }
 
@@ -1356,7 +1356,7 @@ a_update_top(struct TRIE_PREFIX *t, struct accel *A, unsigned long c, tkey key,
 	}
 publish:
 	free(b.node);
-	free(b.word);
+	pool_scratch_free(b.word, b.lcap * sizeof(*b.word));
 	if (err) {
 		a_free_made(A, &ap);
 		a_fail_entry(t, A, c, true);
