@@ -305,6 +305,11 @@ void fib_lookup4_ref_batch_rcu(const struct fib *fib, uint32_t table, const uint
 			       uint32_t *ref, size_t n);
 void fib_lookup6_ref_batch_rcu(const struct fib *fib, uint32_t table,
 			       const uint8_t (*addr)[16], uint32_t *ref, size_t n);
+/* One IPv4 lookup by route reference (addr in host order, tos 0): what
+ * fib_lookup4_ref_batch_rcu gives for one address, with nothing after
+ * the compiled table's reads when it answers. Call with fib_read_lock
+ * held. */
+uint32_t fib_lookup4_ref_rcu(const struct fib *fib, uint32_t table, uint32_t addr);
 /*
  * The route a reference of family's lookups names, as the result the
  * lookup of the same address would have given (fib_result_get describes

@@ -49,3 +49,31 @@ fib_lookup4_rcu(const struct fib *fib, uint32_t table, uint32_t addr)
 	a_result(A, v, &res);
 	return res;
 }
+
+static __attribute__((noinline, cold)) uint32_t
+lookup4_ref_other(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	return trie4_ref_of(fib->t4, trie4_lookup_in(fib->t4, addr, table, 0));
+}
+
+static __attribute__((noinline, cold)) uint32_t
+lookup4_ref_trie(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	return trie4_ref_of(fib->t4, trie4_lookup_trie(fib->t4, addr, table, 0));
+}
+
+/* The same by route reference: the compiled table's word is the
+ * reference (TN(ref_of)), so the answer is returned as read. */
+A_CLONES uint32_t
+fib_lookup4_ref_rcu(const struct fib *fib, uint32_t table, uint32_t addr)
+{
+	const struct accel *A = T_LOAD(fib->t4->accel[0]);
+	aword v;
+
+	if (__builtin_expect(!A || !a_serves(A, table), 0))
+		return lookup4_ref_other(fib, table, addr);
+	v = a_lookup(A, addr);
+	if (__builtin_expect(v == A_ASK, 0))
+		return lookup4_ref_trie(fib, table, addr);
+	return v;
+}

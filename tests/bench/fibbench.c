@@ -241,8 +241,17 @@ bench_usage(void)
 	exit(2);
 }
 
+/* Does a mode time the route-reference call too: the plain FIB's batches,
+ * and its IPv4 single calls (fib_lookup4_ref_rcu)? */
+static bool
+bench_has_ref(const struct flow_cache *fc, size_t batch, const struct trace *t)
+{
+	return !fc && (batch > 1 || t->a4);
+}
+
 /* Look up t[lo, hi) in the FIB into res[lo, hi), or by route reference
- * into ref[lo, hi) (ref not NULL, batch > 1). Context: reader. */
+ * into ref[lo, hi) (ref not NULL; single calls for IPv4 with batch 1).
+ * Context: reader. */
 static void
 bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result *res,
 		 uint32_t *ref, size_t lo, size_t hi, size_t batch)
@@ -253,7 +262,10 @@ bench_lookup_fib(const struct fib *fib, const struct trace *t, struct fib_result
 		size_t k = hi - i < step ? hi - i : step;
 
 		fib_read_lock();
-		if (ref) {
+		if (ref && batch == 1 && t->a4) {
+			for (size_t j = i; j < i + k; j++)
+				ref[j] = fib_lookup4_ref_rcu(fib, ROUTES_TABLE, t->a4[j]);
+		} else if (ref) {
 			if (t->a4)
 				fib_lookup4_ref_batch_rcu(fib, ROUTES_TABLE, &t->a4[i], &ref[i], k);
 			else
@@ -1566,10 +1578,10 @@ main(int argc, char **argv)
 	else if (o.both)
 		batches[nruns++] = BENCH_CHUNK;
 	for (int i = 0; i < nruns; i++) {
-		/* the batch modes of the plain FIB time the route-reference
-		 * batch beside the fib_result one */
+		/* the plain FIB's modes time the route-reference calls beside
+		 * the fib_result ones (single: IPv4's) */
 		if (bench_time(fib, fc, &ix, &rt, &t, &src, batches[i], &o, &runs[i], &cruns[i],
-			       !fc && batches[i] > 1 ? &rruns[i] : NULL, flows) < 0) {
+			       bench_has_ref(fc, batches[i], &t) ? &rruns[i] : NULL, flows) < 0) {
 			fprintf(stderr, "fibbench: out of memory\n");
 			return 1;
 		}
@@ -1578,8 +1590,8 @@ main(int argc, char **argv)
 				runs[i].unmapped + (fc ? cruns[i].unmapped : 0));
 			ret = 3;
 		}
-		if (!fc && batches[i] > 1 && (rruns[i].unmapped ||
-					      rruns[i].checksum != runs[i].checksum)) {
+		if (bench_has_ref(fc, batches[i], &t) && (rruns[i].unmapped ||
+							  rruns[i].checksum != runs[i].checksum)) {
 			fprintf(stderr, "fibbench: batch %zu: checksum by route reference %" PRIu64
 				" differs from the batch's %" PRIu64 "\n",
 				batches[i], rruns[i].checksum, runs[i].checksum);
@@ -1680,12 +1692,14 @@ main(int argc, char **argv)
 		       t.n, o.threads, o.runs);
 	}
 	for (int i = 0; i < nruns; i++) {
+		bool hr = bench_has_ref(fc, batches[i], &t);
+
 		bench_print_run(&o, batches[i] > 1 ? "fib_lookup_batch" : "fib_lookup_single",
-				batches[i], t.n, &runs[i],
-				!fc && batches[i] == 1 && i == nruns - 1);
-		if (!fc && batches[i] > 1)
-			bench_print_run(&o, "fib_lookup_ref_batch", batches[i], t.n, &rruns[i],
-					i == nruns - 1);
+				batches[i], t.n, &runs[i], !fc && !hr && i == nruns - 1);
+		if (hr)
+			bench_print_run(&o,
+					batches[i] > 1 ? "fib_lookup_ref_batch" : "fib_lookup_ref_single",
+					batches[i], t.n, &rruns[i], i == nruns - 1);
 		if (fc)
 			bench_print_run(&o,
 					batches[i] > 1 ? "flow_lookup_batch" : "flow_lookup_single",
@@ -1722,7 +1736,7 @@ main(int argc, char **argv)
 					printf("%s\"batch_%zu\": %.3f", i ? ", " : "", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);
 				for (int i = 0; i < nruns; i++)
-					if (batches[i] > 1)
+					if (bench_has_ref(fc, batches[i], &t))
 						printf(", \"ref_batch_%zu\": %.3f", batches[i],
 						       t.n / rruns[i].best_s / 1e6 / pm);
 				printf("},\n  \"ratio_build\": %.3f", build_s / pr.build_s);
@@ -1737,7 +1751,7 @@ main(int argc, char **argv)
 					printf("ratio libfib batch %zu / rte_fib: %.2f\n", batches[i],
 					       t.n / runs[i].best_s / 1e6 / pm);
 				for (int i = 0; i < nruns; i++)
-					if (batches[i] > 1)
+					if (bench_has_ref(fc, batches[i], &t))
 						printf("ratio libfib ref batch %zu / rte_fib:"
 						       " %.2f\n", batches[i],
 						       t.n / rruns[i].best_s / 1e6 / pm);

@@ -113,7 +113,11 @@ race_reader(void *arg)
 
 			if (rc->family == AF_INET) {
 				uint32_t k = ntohl(a.v4.s_addr);
-				fib_lookup4_ref_batch_rcu(rc->fib, race_table, &k, &ref, 1);
+
+				if (iter & 2)
+					fib_lookup4_ref_batch_rcu(rc->fib, race_table, &k, &ref, 1);
+				else
+					ref = fib_lookup4_ref_rcu(rc->fib, race_table, k);
 			} else {
 				const uint8_t(*a6)[16] = (const uint8_t(*)[16])a.b;
 

@@ -80,7 +80,8 @@ lookup_one(const struct fib *fib, const struct lpm_model *m, int family, const u
 }
 
 /* The ref batch of table for the B addresses: every reference names the
- * route the fib_result batch answered (no route: FIB_REF_NONE). Call with
+ * route the fib_result batch answered (no route: FIB_REF_NONE), and the
+ * IPv4 single ref call gives the batch's reference. Call with
  * fib_read_lock held. */
 static void
 compare_refs(const struct fib *fib, int family, uint32_t table, const uint32_t *a4,
@@ -105,6 +106,10 @@ compare_refs(const struct fib *fib, int family, uint32_t table, const uint32_t *
 		ck_assert_int_eq(ref[i] == FIB_REF_NONE, res[i].alias == NULL);
 		ck_assert_msg(got.alias == res[i].alias && got.leaf == res[i].leaf,
 			      "ref %#x (table %u): another route than the batch's", ref[i], table);
+		if (family == AF_INET)
+			ck_assert_msg(fib_lookup4_ref_rcu(fib, table, a4[i]) == ref[i],
+				      "single ref %#x, batch %#x (table %u)",
+				      fib_lookup4_ref_rcu(fib, table, a4[i]), ref[i], table);
 	}
 }
 
