@@ -186,8 +186,8 @@ as_count(struct TRIE_PREFIX *t, uint32_t table, int delta)
 	e->routes += (uint32_t)delta;
 	if (table == as_main_table(t)) {
 		/* the main table's comes with its first route (once its build
-		 * failed for memory, at the next whole rebuild) */
-		if (delta > 0 && !t->accel[0] && !e->failed) {
+		 * failed for memory, at the next whole rebuild); main 0: none */
+		if (table && delta > 0 && !t->accel[0] && !e->failed) {
 			struct accel *A = t->ctx->params.accel_defer ? NULL : a_build_all(t, table);
 
 			if (A)

@@ -1185,6 +1185,13 @@ START_TEST(test_accel_tables)
 	compare(fib, &m, family, &s, 370);
 	grow_table(fib, &m, &s, family, 254, 1);
 	ck_assert(accel_tables(fib, family, 100, &has) == 2 && has);
+
+	/* accel_table 0 is "none", not table 0 */
+	p.accel_table = p.accel_table6 = 0;
+	ck_assert_int_eq(fib_set_params(fib, &p), 0);
+	grow_table(fib, &m, &s, family, 0, 3);
+	ck_assert(accel_tables(fib, family, 0, &has) == 1 && !has);
+	compare(fib, &m, family, &s, 370);
 	check_trie(fib);
 	compare(fib, &m, family, &s, 370);
 	lpm_fini(&m);
