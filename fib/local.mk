@@ -18,6 +18,7 @@ noinst_HEADERS += \
 	fib/trie.h \
 	fib/trie_impl.h \
 	fib/trie_types.h \
+	fib/accel6_impl.h \
 	fib/accel_impl.h \
 	fib/accel4_impl.h \
 	fib/accel_build.h \

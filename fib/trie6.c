@@ -6,5 +6,5 @@
 #define TRIE_KEY trie6_key
 #define TRIE_KEYBITS 128
 #include "fib/trie_impl.h"
-#include "fib/accel_impl.h"
+#include "fib/accel6_impl.h"
 #include "fib/accel_set.h"

@@ -128,6 +128,7 @@ struct TRIE_PREFIX {
 	struct atabs tabs;   /* writer: routes per table */
 	struct atabs ltabs;  /* load_prepare's counts, for load_publish */
 	uint32_t *adflt;     /* writer scratch for wide rebuilds (words), kept */
+	void *ascratch;      /* writer scratch of the IPv6 table's builds, kept */
 	struct accel *acheck; /* fib_check's copy, kept */
 	struct fib_ctx *ctx;
 	size_t routes;

@@ -312,6 +312,38 @@ dense_route(uint64_t *s, struct lpm_route *r)
 	r->plen = (uint8_t)plen;
 }
 
+/*
+ * Dense IPv6 runs: most routes inside 2001:db8::/30, /26 to /80, with
+ * few distinct bits below the /32 so that they nest: the compiled
+ * table's /32s hold blocks of one line, two lines and two levels, and
+ * more intervals than a block takes (the trie answers), and /64s with
+ * longer routes inside; the others as random_run draws them.
+ */
+static bool dense6;
+static uint64_t dense6_two, dense6_asks; /* most multi-level blocks, asks seen */
+
+static void
+dense6_route(uint64_t *s, struct lpm_route *r)
+{
+	uint64_t x = lpm_rand(s);
+	unsigned plen = 26 + (unsigned)(x % 55);
+
+	if ((x >> 8) % 8 == 0)
+		return;
+	r->dst.b[0] = 0x20;
+	r->dst.b[1] = 0x01;
+	r->dst.b[2] = 0x0d;
+	r->dst.b[3] = (uint8_t)(0xb8 | (lpm_rand(s) & ((x >> 12) % 4 ? 1 : 3)));
+	for (unsigned i = 4; i < 16; i++)
+		r->dst.b[i] = (uint8_t)(lpm_rand(s) & (i < 6 ? 0x1f : 0x11));
+	for (unsigned i = 0; i < 16; i++)
+		if (8 * i >= plen)
+			r->dst.b[i] = 0;
+		else if (8 * i + 8 > plen)
+			r->dst.b[i] &= (uint8_t)(0xff00u >> (plen - 8 * i));
+	r->plen = (uint8_t)plen;
+}
+
 static void
 random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 {
@@ -345,6 +377,8 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 			lpm_random_route(&s, family, &r);
 			if (dense4 && family == AF_INET)
 				dense_route(&s, &r);
+			if (dense6 && family == AF_INET6)
+				dense6_route(&s, &r);
 			model_apply_add(fib, &m, &r, (x >> 8) % 8 == 0 ? FIB_ADD_EXCL : 0);
 		} else if (what < add_share + 10) {
 			/* replace an existing route with another type */
@@ -359,6 +393,15 @@ random_run(int family, uint64_t seed, unsigned ops, const struct fib_params *p)
 		ck_assert_uint_eq(fib_count(fib, family), m.n);
 		if (op % 16 == 15)
 			compare(fib, &m, family, &s, 74);
+		if (dense6 && op % 16 == 15) {
+			struct fib_stats st;
+
+			fib_stats(fib, &st);
+			if (st.v6.accel_nodes > dense6_two)
+				dense6_two = st.v6.accel_nodes;
+			if (st.v6.accel_asks > dense6_asks)
+				dense6_asks = st.v6.accel_asks;
+		}
 		if (op % 64 == 63)
 			compare_find(fib, &m, family, &s, 16);
 	}
@@ -387,6 +430,87 @@ START_TEST(test_dense4)
 	dense4 = true;
 	random_run(AF_INET, (uint64_t)_i + 201, test_scaled(2000), NULL);
 	dense4 = false;
+}
+END_TEST
+
+/*
+ * One /32 with thousands of /48s and /56s, as the largest /32s of a full
+ * table hold: its block grows to two, three and four levels (up to 16^4
+ * intervals) and shrinks back; lookups inside it against the model, and
+ * the table against a fresh build, at each size.
+ */
+START_TEST(test_big32)
+{
+	struct fib_params p;
+	struct fib *fib;
+	struct lpm_model m;
+	uint64_t s = 77 + (uint64_t)_i;
+	unsigned sizes[] = { 20, 300, 3000, 6000 }, at = 0;
+	uint64_t levels = 0;
+
+	fib_params_default(&p);
+	fib = fib_new(&p);
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (unsigned k = 0; k < 4; k++) {
+		for (; at < sizes[k]; at++) {
+			struct lpm_route r;
+			unsigned v = _i ? at * 7919 % 65536 : at;
+
+			memset(&r, 0, sizeof(r));
+			r.family = AF_INET6;
+			r.dst.b[0] = 0x20;
+			r.dst.b[1] = 0x01;
+			r.dst.b[2] = 0x0d;
+			r.dst.b[3] = 0xb8;
+			r.dst.b[4] = (uint8_t)(v >> 8);
+			r.dst.b[5] = (uint8_t)v;
+			r.plen = 48;
+			if (at % 5 == 4) {
+				r.dst.b[6] = 0x12;
+				r.plen = 56;
+			}
+			r.table = 254;
+			r.type = at % 3 ? FIB_UNICAST : FIB_BLACKHOLE;
+			model_apply_add(fib, &m, &r, 0);
+		}
+		check_trie(fib);
+		compare(fib, &m, AF_INET6, &s, 2000);
+		{
+			struct fib_stats st;
+
+			fib_stats(fib, &st);
+			levels += st.v6.accel_nodes;
+			ck_assert_uint_eq(st.v6.accel_asks, 0);
+			if (k == 3) /* four levels */
+				ck_assert_uint_gt(st.v6.accel_answers, 4096);
+		}
+	}
+	ck_assert_uint_gt(levels, 0);
+	while (m.n) {
+		model_apply_del(fib, &m, (size_t)(lpm_rand(&s) % m.n));
+		if (m.n % 1000 == 0) {
+			check_trie(fib);
+			compare(fib, &m, AF_INET6, &s, 500);
+		}
+	}
+	check_trie(fib);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
+START_TEST(test_dense6)
+{
+	dense6 = true;
+	dense6_two = dense6_asks = 0;
+	random_run(AF_INET6, (uint64_t)_i + 301, test_scaled(2000), NULL);
+	dense6 = false;
+	/* (seed 301 has no compiled table) */
+	if (_i != 0)
+		ck_assert_msg(dense6_two > 0,
+			      "dense routes made %llu two-level blocks, %llu asks",
+			      (unsigned long long)dense6_two, (unsigned long long)dense6_asks);
 }
 END_TEST
 
@@ -1447,6 +1571,16 @@ fib_suite(void)
 	TCase *tc = tcase_create("trie");
 
 	ck_rcu_fixture(tc);
+#ifdef FIB_NO_AVX512
+	/* fib_novec_test: the IPv6 table's lookups without AVX-512, as a
+	 * CPU without it runs them */
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_random6, 0, 4);
+	tcase_add_loop_test(tc, test_dense6, 0, 4);
+	tcase_add_loop_test(tc, test_big32, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+#endif
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_corner);
 	tcase_add_loop_test(tc, test_ref_deep_alias, 0, 2);
@@ -1469,6 +1603,8 @@ fib_suite(void)
 	ck_rcu_fixture(tc);
 	tcase_add_test(tc, test_accel_ask_node);
 	tcase_add_loop_test(tc, test_dense4, 0, 4);
+	tcase_add_loop_test(tc, test_dense6, 0, 4);
+	tcase_add_loop_test(tc, test_big32, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

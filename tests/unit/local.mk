@@ -18,6 +18,15 @@ tests_unit_fib_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS)
 tests_unit_fib_rcu_test_SOURCES = tests/unit/fib_rcu_test.c tests/unit/lpm_model.c tests/unit/lpm_model.h
 tests_unit_fib_rcu_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_fib_rcu_test_LDADD = fib/libfib.la $(CHECK_LIBS) $(URCU_LIBS) -lpthread
+# The IPv6 differential runs again with libfib's sources built without
+# the AVX-512 lookups (FIB_NO_AVX512): the fallback that a CPU without
+# AVX-512BW takes, forced.
+check_PROGRAMS += tests/unit/fib_novec_test
+TESTS += tests/unit/fib_novec_test
+tests_unit_fib_novec_test_SOURCES = tests/unit/fib_test.c tests/unit/lpm_model.c $(fib_libfib_la_SOURCES)
+tests_unit_fib_novec_test_CPPFLAGS = $(AM_CPPFLAGS) -DFIB_NO_AVX512
+tests_unit_fib_novec_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -O2
+tests_unit_fib_novec_test_LDADD = $(URCU_LIBS) $(CHECK_LIBS) -lpthread
 # The pool's handles, against pool.c itself (libfib exports fib_ only).
 check_PROGRAMS += tests/unit/pool_test
 TESTS += tests/unit/pool_test
