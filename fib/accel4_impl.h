@@ -3,8 +3,8 @@
  * DOC: the IPv4 compiled lookup table, run bitmaps over the /18s
  *
  * Included by trie4.c after trie_impl.h, in place of accel_impl.h (the
- * poptrie-like table, still used for IPv6 and selected for IPv4 with
- * -DFIB_ACCEL4_POPTRIE); it meets the trie through fib/trie_types.h.
+ * poptrie-like table, selected with -DFIB_ACCEL4_POPTRIE); it meets the
+ * trie through fib/trie_types.h.
  * The LC-trie stays the writer's structure; this table answers lookups
  * in one table with tos 0 (params accel_table) in two dependent reads
  * for any prefix up to /24:
@@ -140,44 +140,12 @@ a_top(tkey key)
 	return (unsigned long)(key >> (KEYBITS - A_DPBITS));
 }
 
-static inline tkey
-a_low_mask(unsigned b)
-{
-	return b >= KEYBITS ? ~(tkey)0 : (((tkey)1 << b) - 1);
-}
+#include "fib/accel_common.h"
 
 static inline uint64_t
 a_mask(unsigned s)
 {
 	return (UINT64_C(2) << s) - 1;
-}
-
-/* The word answering with alias k of leaf l: A_ASK if it cannot. */
-static inline aword
-a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
-{
-	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
-
-	return h ? (aword)(h << 3 | k) : A_ASK;
-}
-
-/* Context: reader. */
-static inline bool
-a_serves(const struct accel *A, uint32_t table)
-{
-	return A->table == table;
-}
-
-static inline uint32_t
-a_table(const struct accel *A)
-{
-	return A->table;
-}
-
-static inline void
-a_result(const struct accel *A, aword v, struct fib_result *r)
-{
-	aword_result(A->lt, v, r);
 }
 
 static inline const struct adeep *
@@ -851,29 +819,6 @@ a_bytes(const struct accel *A)
 }
 
 /* ------------------------------------------------------ check and stats */
-
-/* Compare the compiled answer with the trie's at addr. */
-static int
-a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
-{
-	aword v = a_lookup(A, addr);
-	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
-
-	if (v == A_ASK)
-		return 0;
-	a_result(A, v, &got);
-	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
-		char a[INET_ADDRSTRLEN];
-		struct in_addr ia = { .s_addr = htonl(addr) };
-
-		inet_ntop(AF_INET, &ia, a, sizeof(a));
-		snprintf(buf, len, "compiled table answers %s with %p/%p, the trie with %p/%p", a,
-			 (const void *)got.leaf, (const void *)got.alias, (const void *)want.leaf,
-			 (const void *)want.alias);
-		return -EUCLEAN;
-	}
-	return 0;
-}
 
 static void
 a_scratch_free(struct TRIE_PREFIX *t)

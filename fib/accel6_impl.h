@@ -118,43 +118,12 @@ struct accel {
 	uint64_t fail[A_NDP / 64]; /* /16s left to the trie: a /32 had no hash entry */
 };
 
-static inline tkey
-a_low_mask(unsigned b)
-{
-	return b >= KEYBITS ? ~(tkey)0 : (((tkey)1 << b) - 1);
-}
+#include "fib/accel_common.h"
 
 static inline uint32_t
 a_k32(tkey key)
 {
 	return (uint32_t)(key >> 96);
-}
-
-/* The word answering with alias k of leaf l: A_ASK if it cannot. */
-static inline aword
-a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
-{
-	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
-
-	return h ? (aword)(h << 3 | k) : A_ASK;
-}
-
-static inline bool
-a_serves(const struct accel *A, uint32_t table)
-{
-	return A->table == table;
-}
-
-static inline uint32_t
-a_table(const struct accel *A)
-{
-	return A->table;
-}
-
-static inline void
-a_result(const struct accel *A, aword v, struct fib_result *r)
-{
-	aword_result(A->lt, v, r);
 }
 
 static inline const uint32_t *
@@ -938,6 +907,19 @@ h_regrow(struct pool *p, const struct ahash *H, unsigned bits)
 	return NULL;
 }
 
+/* N becomes the hash, the old one retired (or freed: not published). */
+static void
+h_publish(struct TRIE_PREFIX *t, struct accel *A, struct ahash *N, bool published)
+{
+	struct ahash *H = A->hash;
+
+	T_STORE(A->hash, N);
+	if (published)
+		reclaim_retire(t->ctx->rc, H, H->size);
+	else
+		pool_free(A->pool, H, H->size);
+}
+
 /* Room for n entries at half load, the hash replaced if it must grow. */
 static int
 h_reserve(struct TRIE_PREFIX *t, struct accel *A, size_t n, bool published)
@@ -952,11 +934,7 @@ h_reserve(struct TRIE_PREFIX *t, struct accel *A, size_t n, bool published)
 	N = h_regrow(A->pool, H, bits);
 	if (!N)
 		return -ENOMEM;
-	T_STORE(A->hash, N);
-	if (published)
-		reclaim_retire(t->ctx->rc, H, H->size);
-	else
-		pool_free(A->pool, H, H->size);
+	h_publish(t, A, N, published);
 	return 0;
 }
 
@@ -983,11 +961,7 @@ h_set(struct TRIE_PREFIX *t, struct accel *A, uint32_t k, aword w, bool publishe
 					pool_free(A->pool, N, N->size);
 				return -ENOMEM;
 			}
-			T_STORE(A->hash, N);
-			if (published)
-				reclaim_retire(t->ctx->rc, H, H->size);
-			else
-				pool_free(A->pool, H, H->size);
+			h_publish(t, A, N, published);
 		}
 	}
 	A->asks += (w == A_ASK) - (old == A_ASK);
@@ -1561,30 +1535,6 @@ a_bytes(const struct accel *A)
 }
 
 /* ------------------------------------------------------ check and stats */
-
-static int
-a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
-{
-	aword v = a_lookup(A, addr);
-	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
-
-	if (v == A_ASK)
-		return 0;
-	a_result(A, v, &got);
-	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
-		char a[INET6_ADDRSTRLEN];
-		union fib_addr fa;
-
-		for (int i = 15; i >= 0; i--, addr >>= 8)
-			fa.b[i] = (uint8_t)addr;
-		inet_ntop(AF_INET6, &fa, a, sizeof(a));
-		snprintf(buf, len, "compiled table answers %s with %p/%p, the trie with %p/%p", a,
-			 (const void *)got.leaf, (const void *)got.alias, (const void *)want.leaf,
-			 (const void *)want.alias);
-		return -EUCLEAN;
-	}
-	return 0;
-}
 
 static void
 a_scratch_free(struct TRIE_PREFIX *t)

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * DOC: what both compiled tables build from (fib/accel_impl.h, fib/accel4_impl.h)
+ * DOC: what every compiled table builds from (fib/accel4_impl.h, accel6_impl.h, accel_impl.h)
  *
- * Included by either table in its building section, inside one trie
+ * Included by every table in its building section, inside one trie
  * instance: it needs tkey, KEYBITS, struct TRIE_PREFIX, the trie's walk
  * (find_leaf, IS_LEAF, TNODE), and the table's aword, A_DPBITS,
- * a_low_mask, a_value, a_check_addr and a_bytes. The route items of a
- * key range in key order (a_collect), the answer from shorter routes
- * (a_outer), the check's walk over every prefix (a_check_rec), and the
- * table's stats (a_stats, declared in fib/trie_types.h).
+ * a_lookup, a_result (fib/accel_common.h) and a_bytes. The route items
+ * of a key range in key order (a_collect), the answer from shorter
+ * routes (a_outer), the check's probe of one address (a_check_addr) and
+ * walk over every prefix (a_check_rec), and the table's stats (a_stats,
+ * declared in fib/trie_types.h).
  */
 
 struct aitem {
@@ -29,8 +30,36 @@ avec_free(struct avec *a)
 }
 
 struct accel;
-static int a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf,
-			size_t len);
+/* Compare the compiled answer with the trie's at addr. */
+static int
+a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
+{
+	aword v = a_lookup(A, addr);
+	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
+
+	if (v == A_ASK)
+		return 0;
+	a_result(A, v, &got);
+	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
+		char a[INET6_ADDRSTRLEN];
+		union fib_addr fa;
+		fa.b[0] = 0;
+#if TRIE_KEYBITS == 32
+		fa.v4.s_addr = htonl(addr);
+		inet_ntop(AF_INET, &fa, a, sizeof(a));
+#else
+		for (int i = 15; i >= 0; i--, addr >>= 8)
+			fa.b[i] = (uint8_t)addr;
+		inet_ntop(AF_INET6, &fa, a, sizeof(a));
+#endif
+		snprintf(buf, len, "compiled table answers %s with %p/%p, the trie with %p/%p", a,
+			 (const void *)got.leaf, (const void *)got.alias, (const void *)want.leaf,
+			 (const void *)want.alias);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 static size_t a_bytes(const struct accel *A);
 
 /*

@@ -2,9 +2,10 @@
 /*
  * DOC: the compiled lookup table beside the LC-trie (one table, tos 0)
  *
- * Included by trie6.c (and by trie4.c with -DFIB_ACCEL4_POPTRIE) after
- * trie_impl.h, so it is built once per key width with the trie; it meets
- * the trie through fib/trie_types.h. The LC-trie stays the writer's
+ * Included by trie4.c with -DFIB_ACCEL4_POPTRIE after trie_impl.h: the
+ * previous IPv4 table, kept to compare with and for fib_fault_test. It
+ * is written for either key width (it served IPv6 until
+ * fib/accel6_impl.h); it meets the trie through fib/trie_types.h. The LC-trie stays the writer's
  * structure and answers every lookup; for the one table that carries the
  * full BGP table (params accel_table, default 254 main) and tos 0 -
  * what the datapath asks - this compiled copy answers in a few
@@ -146,39 +147,7 @@ a_idx(tkey key, unsigned d)
 	return (unsigned)((tkey)(key << d) >> (KEYBITS - 6));
 }
 
-static inline tkey
-a_low_mask(unsigned b)
-{
-	return b >= KEYBITS ? ~(tkey)0 : (((tkey)1 << b) - 1);
-}
-
-/* The word answering with alias k of leaf l: A_ASK if it cannot. */
-static inline aword
-a_value(const struct TRIE_PREFIX *t, const struct tleaf *l, unsigned k)
-{
-	uint32_t h = k < A_KMAX ? pool_handle(t->ctx->pool, l, leaf_size(l->kv.n)) : 0;
-
-	return h ? (aword)(h << 3 | k) : A_ASK;
-}
-
-/* Context: reader. */
-static inline bool
-a_serves(const struct accel *A, uint32_t table)
-{
-	return A->table == table;
-}
-
-static inline uint32_t
-a_table(const struct accel *A)
-{
-	return A->table;
-}
-
-static inline void
-a_result(const struct accel *A, aword v, struct fib_result *r)
-{
-	aword_result(A->lt, v, r);
-}
+#include "fib/accel_common.h"
 
 static inline struct ablk *
 a_blk(const struct accel *A, aword e)
@@ -1471,36 +1440,6 @@ a_bytes(const struct accel *A)
 }
 
 /* ------------------------------------------------------ check and stats */
-
-/* Compare the compiled answer with the trie's at addr. */
-static int
-a_check_addr(const struct TRIE_PREFIX *t, const struct accel *A, tkey addr, char *buf, size_t len)
-{
-	aword v = a_lookup(A, addr);
-	struct fib_result want = TN(lookup_trie)(t, addr, A->table, 0), got;
-
-	if (v == A_ASK)
-		return 0;
-	a_result(A, v, &got);
-	if (got.alias != want.alias || (want.alias && got.leaf != want.leaf)) {
-		char a[INET6_ADDRSTRLEN];
-		union fib_addr fa;
-		fa.b[0] = 0;
-#if TRIE_KEYBITS == 32
-		fa.v4.s_addr = htonl(addr);
-		inet_ntop(AF_INET, &fa, a, sizeof(a));
-#else
-		for (int i = 15; i >= 0; i--, addr >>= 8)
-			fa.b[i] = (uint8_t)addr;
-		inet_ntop(AF_INET6, &fa, a, sizeof(a));
-#endif
-		snprintf(buf, len, "compiled table answers %s with %p/%p, the trie with %p/%p", a,
-			 (const void *)got.leaf, (const void *)got.alias, (const void *)want.leaf,
-			 (const void *)want.alias);
-		return -EUCLEAN;
-	}
-	return 0;
-}
 
 /* Empty a checking copy for the next check (its dp stays allocated). */
 static void

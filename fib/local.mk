@@ -22,6 +22,7 @@ noinst_HEADERS += \
 	fib/accel_impl.h \
 	fib/accel4_impl.h \
 	fib/accel_build.h \
+	fib/accel_common.h \
 	fib/accel_set.h \
 	fib/info.h \
 	fib/pool.h \
