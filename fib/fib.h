@@ -384,8 +384,11 @@ struct fib_trie_stats {
 	uint32_t accel_table;
 	uint32_t accel_tables; /* how many: accel_table_ids[0 .. accel_tables) */
 	uint32_t accel_table_ids[FIB_ACCEL_TABLES];
+	/* IPv6: blocks, dirs and multi-level blocks (nodes), intervals
+	 * (answers); IPv4: segments, deep nodes, runs */
 	uint64_t accel_bytes, accel_blocks, accel_nodes, accel_answers;
-	uint64_t accel_asks; /* dp entries (/18s, /16s) the trie answers for now */
+	uint64_t accel_asks; /* parts the trie answers for now: IPv4 /18s;
+			      * IPv6 /16s and /32s */
 };
 struct fib_reclaim_stats {
 	uint64_t batches;

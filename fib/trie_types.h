@@ -8,8 +8,9 @@
  *
  *   fib/trie_impl.h        the trie (includes this file first)
  *   fib/accel4_impl.h      the compiled table: the run-bitmap one for
- *   or fib/accel_impl.h    IPv4, the poptrie-like one for IPv6 (and for
- *                          IPv4 with -DFIB_ACCEL4_POPTRIE)
+ *   or fib/accel6_impl.h   IPv4, the /32 hash over range blocks for
+ *   or fib/accel_impl.h    IPv6, the poptrie-like one for IPv4 with
+ *                          -DFIB_ACCEL4_POPTRIE
  *   fib/accel_set.h        which routing tables have one (main, and
  *                          those above params accel_min_routes)
  *
@@ -23,7 +24,8 @@
  * trie answers: an alias the word cannot name, or a part of the table
  * left to the trie for want of memory), or a pool handle << 3 with the
  * low bits naming an alias of that leaf (k < 4) or the table's own
- * structures (accel4_impl.h: A_DEEP; accel_impl.h: A_BLOCK). A word
+ * structures (accel4_impl.h: A_DEEP; accel6_impl.h: A_BLK, A_DIR;
+ * accel_impl.h: A_BLOCK). A word
  * naming an alias is also that route's reference (trie_impl.h, "route
  * references").
  */
@@ -206,7 +208,8 @@ aword_result(const uintptr_t *lt, aword v, struct fib_result *r)
 
 /*
  * The compiled table's side, defined by fib/accel4_impl.h or
- * fib/accel_impl.h, one table (one routing table's tos-0 routes) each.
+ * fib/accel6_impl.h or fib/accel_impl.h, one table (one routing
+ * table's tos-0 routes) each.
  */
 
 /* Does A answer lookups (tos 0) of table? Context: reader. */
