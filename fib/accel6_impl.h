@@ -1279,7 +1279,7 @@ a_build40(struct TRIE_PREFIX *t, struct accel *A, tkey key)
 	unsigned j = (unsigned)(key >> 88) & 255;
 	struct avec v = { 0 };
 	struct rpaint *p = a_painter(t);
-	aword *dir, old, w;
+	aword *dir, old, w = 0;
 	int err = 0;
 
 	if (!e || ((aword)(*e >> 32) & (A_BLK | A_DIR)) != (A_BLK | A_DIR))
@@ -1335,19 +1335,19 @@ a_patch16(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned lr)
 	unsigned on, at = 0;
 	int err = 0;
 
+	size_t size;
+
 	if (a_failed(A, c) || old == A_ASK || !p)
 		return -EAGAIN;
-	os = malloc(2 * 16 * 1024 * sizeof(uint32_t));
+	on = old & A_BLK ? rb_count(a_rblk(A, old), &size) : 1;
+	os = malloc(2 * (size_t)on * sizeof(uint32_t));
 	if (!os)
 		return -ENOMEM;
-	oa = os + 16 * 1024;
+	oa = os + on;
 	os[0] = 0;
 	oa[0] = old;
-	on = old & A_BLK ? rb_decode(a_rblk(A, old), os, oa) : 1;
-	if (on > 16 * 1024) {
-		free(os);
-		return -EAGAIN;
-	}
+	if (old & A_BLK)
+		rb_decode(a_rblk(A, old), os, oa);
 	err = a_collect(t, t->root, lo, lo | a_low_mask(KEYBITS - lr), A->table, (int)lr - 1, 31,
 			KEYBITS - 31, &v, &v);
 	if (err)
