@@ -28,6 +28,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -800,8 +801,12 @@ nl_nhobj_group(struct nl_nhobj *o, const struct nexthop_grp *grp, unsigned ngrp)
 		return -ENOMEM;
 	for (unsigned i = 0; i < ngrp; i++) {
 		o->grp[i].id = grp[i].id;
-		/* resvd1 is weight_high on kernels with 16-bit weights */
-		unsigned w = ((unsigned)grp[i].resvd1 << 8 | grp[i].weight) + 1;
+		/* The byte after weight is weight_high on kernels with 16-bit
+		 * weights; older headers call it resvd1, newer weight_high, so
+		 * it is read by offset to build against both. */
+		const uint8_t *b = (const uint8_t *)&grp[i];
+		unsigned hi = b[offsetof(struct nexthop_grp, weight) + 1];
+		unsigned w = (hi << 8 | grp[i].weight) + 1;
 
 		o->grp[i].weight = (uint16_t)(w > 65535 ? 65535 : w);
 	}
