@@ -81,6 +81,8 @@ fib_new(const struct fib_params *p)
 	}
 	fib->ctx.pool = pool_new();
 	if (fib->ctx.pool)
+		fib->ctx.ht = pool_handle_table(fib->ctx.pool);
+	if (fib->ctx.pool)
 		fib->ctx.rc = reclaim_new(fib->ctx.pool, fib->ctx.params.sync_pages,
 					  fib->ctx.params.reclaim_mode);
 	if (fib->ctx.rc)
@@ -548,7 +550,8 @@ fib_result_get(const struct fib_result *res, struct fib_match *m)
 	m->type = fa->type;
 	m->tos = fa->tos;
 	m->table = fa->table;
-	m->info = fa->fi;
+	/* no FIB here: the leaf's superblock names the handle table */
+	m->info = fa_info(pool_table_of(fa), fa);
 	if (fa->family == AF_INET)
 		trie4_leaf_key(res->leaf, &m->prefix);
 	else

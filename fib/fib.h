@@ -250,7 +250,7 @@ void fib_flush(struct fib *fib, int family);
  * Give back to the system the free memory the FIB keeps ready for its
  * writer: while routes change one by one it keeps up to 4 MiB of freed
  * chunks backed (giving them back and faulting them in again cost the
- * writer more than the change itself); this returns all but 512 KiB,
+ * writer more than the change itself); this returns all but 256 KiB,
  * for when the table is quiet. Context: any.
  */
 void fib_trim(struct fib *fib);

@@ -11,6 +11,7 @@
 #define FIB_FIB_PRIV_H
 
 #include "fib/fib.h"
+#include "fib/pool.h"
 #include "fib/regions.h"
 
 struct pool;
@@ -23,12 +24,24 @@ struct fib_alias {
 	uint8_t type;
 	uint8_t family;
 	uint32_t table;
-	struct fib_info *fi;
+	uint32_t info; /* the attribute set's pool handle (fib/info.h) */
 };
+/* 12 bytes, 4-aligned: an IPv6 leaf of one route (20-byte header) is 32
+ * bytes, not 40 with a pointer. */
+_Static_assert(sizeof(struct fib_alias) == 12, "fib_alias packs in 12 bytes");
+
+/* The attribute set of fa, through the pool's handle table ht.
+ * Context: any (reader for an alias it read under RCU). */
+static inline const struct fib_info *
+fa_info(const uintptr_t *ht, const struct fib_alias *fa)
+{
+	return (const struct fib_info *)pool_handle_ptr(ht, fa->info);
+}
 
 /* What both tries share: memory, reclamation, attribute sets, tunables. */
 struct fib_ctx {
 	struct pool *pool;
+	const uintptr_t *ht; /* the pool's handle table: what aliases' info names */
 	struct reclaim *rc;
 	struct info_table *it;
 	struct fib_params params;

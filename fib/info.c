@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,11 @@ struct info_node {
 	struct info_node *next;
 	uint32_t refcnt;
 	uint32_t hash;
-	struct fib_info info; /* must be last: flexible nh[] */
+	uint32_t handle; /* of info: what aliases hold */
+	/* must be last: flexible nh[]; 8-aligned, so that a handle names it */
+	_Alignas(8) struct fib_info info;
 };
+_Static_assert(offsetof(struct info_node, info) % 8 == 0, "a handle names the set");
 
 struct info_table {
 	struct pool *pool;
@@ -136,7 +140,7 @@ info_equal(const struct info_node *n, const struct fib_info *key, size_t sz,
 	       (!r->res_buckets || memcmp(fib_info_res_map(&n->info), r->res_map, r->res_buckets) == 0);
 }
 
-struct fib_info *
+uint32_t
 info_get(struct info_table *it, const struct fib_route *r)
 {
 	size_t sz = sizeof(struct fib_info) + r->nh_count * sizeof(struct fib_nh);
@@ -155,7 +159,7 @@ info_get(struct info_table *it, const struct fib_route *r)
 	n = it->last;
 	if (n && info_equal(n, &key.fi, sz, r)) {
 		n->refcnt++;
-		return &n->info;
+		return n->handle;
 	}
 	h = info_hash_bytes(2166136261u, &key.fi, sz);
 	if (nres)
@@ -164,11 +168,18 @@ info_get(struct info_table *it, const struct fib_route *r)
 		if (n->hash == h && info_equal(n, &key.fi, sz, r)) {
 			n->refcnt++;
 			it->last = n;
-			return &n->info;
+			return n->handle;
 		}
 	n = pool_alloc(it->pool, info_size(r->nh_count, nres));
 	if (!n)
-		return NULL;
+		return 0;
+	/* the handle of the node plus the set's offset in it, in 8-byte units */
+	n->handle = pool_handle(it->pool, n, info_size(r->nh_count, nres));
+	if (!n->handle) {
+		pool_free(it->pool, n, info_size(r->nh_count, nres));
+		return 0;
+	}
+	n->handle += (uint32_t)(offsetof(struct info_node, info) / 8);
 	memcpy(&n->info, &key.fi, sz);
 	if (nres)
 		memcpy((uint8_t *)&n->info.nh[r->nh_count], r->res_map, nres);
@@ -181,19 +192,28 @@ info_get(struct info_table *it, const struct fib_route *r)
 	it->last = n;
 	if (it->count > it->nbuckets)
 		info_grow(it);
-	return &n->info;
+	return n->handle;
+}
+
+static struct info_node *
+info_node_of(const struct info_table *it, uint32_t h)
+{
+	struct fib_info *fi = pool_handle_ptr(pool_handle_table(it->pool), h);
+
+	return caa_container_of(fi, struct info_node, info);
 }
 
 void
-info_hold(struct fib_info *fi)
+info_hold(struct info_table *it, uint32_t h)
 {
-	caa_container_of(fi, struct info_node, info)->refcnt++;
+	info_node_of(it, h)->refcnt++;
 }
 
 void
-info_put(struct info_table *it, struct fib_info *fi)
+info_put(struct info_table *it, uint32_t h)
 {
-	struct info_node *n = caa_container_of(fi, struct info_node, info);
+	struct info_node *n = info_node_of(it, h);
+	const struct fib_info *fi = &n->info;
 	struct info_node **pp;
 
 	if (--n->refcnt)

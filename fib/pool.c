@@ -67,6 +67,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,8 @@
 #define POOL_LARGE_EXTRA 32u
 #define POOL_NLARGE (4 * (POOL_LARGE_MAX_SHIFT - POOL_LARGE_MIN_SHIFT) + 1)
 #define POOL_NCLASS (POOL_NSMALL + POOL_NLARGE)
+_Static_assert((1u << POOL_LARGE_MAX_SHIFT) >= POOL_SUPER_OBJ_MAX,
+	       "objects up to POOL_SUPER_OBJ_MAX live in superblocks");
 
 enum { POOL_SPARSE, POOL_DENSE };
 
@@ -136,6 +139,7 @@ struct pool_chunk {
 };
 
 struct pool_super {
+	const uintptr_t *idtab; /* first: the pool's handle table (pool_table_of) */
 	struct pool_super *next, *prev; /* every superblock of the pool */
 	uint32_t used;  /* chunks serving a class */
 	uint32_t cold;  /* chunks given back */
@@ -144,6 +148,8 @@ struct pool_super {
 	struct pool_chunk ch[POOL_NCHUNK];
 };
 _Static_assert(sizeof(struct pool_super) <= POOL_HDR, "superblock header fits a page");
+_Static_assert(offsetof(struct pool_super, idtab) == 0 && POOL_SUPER == POOL_SUPER_BYTES,
+	       "pool_table_of reads the first word of the 2 MiB superblock");
 
 struct pool_big {
 	struct pool_big *prev, *next;
@@ -404,6 +410,7 @@ pool_super_new(struct pool *p)
 	for (unsigned i = 0; i < POOL_NCHUNK; i++)
 		s->ch[i].state = POOL_CH_FREE;
 	s->huge = 1;
+	s->idtab = p->idbase;
 	s->id = pool_id_get(p, s, 0);
 	s->next = p->supers.next;
 	s->prev = &p->supers;

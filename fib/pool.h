@@ -37,7 +37,7 @@ void *pool_alloc(struct pool *p, size_t size);
 /* size must be the size given to pool_alloc. Context: any. */
 void pool_free(struct pool *p, void *obj, size_t size);
 /* Give back the free chunks kept backed for the next allocations (up to
- * 4 MiB while the table churns), all but 512 KiB. Context: any. */
+ * 4 MiB while the table churns), all but 256 KiB. Context: any. */
 void pool_trim(struct pool *p);
 /*
  * Scratch memory for a bulk build's large temporary arrays (the sorted
@@ -91,6 +91,21 @@ pool_handle_ptr(const uintptr_t *tab, uint32_t h)
 {
 	return (void *)(__atomic_load_n(&tab[h >> POOL_HANDLE_OFF_BITS], __ATOMIC_RELAXED) +
 			((uintptr_t)(h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) << 3));
+}
+
+/*
+ * The handle table of the pool that holds obj, for a reader that has an
+ * object but not its FIB (fib_result_get): objects of at most
+ * POOL_SUPER_OBJ_MAX bytes (every trie leaf) live in a 2 MiB-aligned
+ * superblock whose first word is that table. Context: any, for an object
+ * it holds.
+ */
+#define POOL_SUPER_BYTES (2u * 1024 * 1024)
+#define POOL_SUPER_OBJ_MAX (16u * 1024)
+static inline const uintptr_t *
+pool_table_of(const void *obj)
+{
+	return *(const uintptr_t *const *)((uintptr_t)obj & ~(uintptr_t)(POOL_SUPER_BYTES - 1));
 }
 
 /* The same for a word holding a handle shifted left by 3 (the low bits

@@ -351,7 +351,7 @@ table_lookup(const struct rctx *c, uint32_t table, struct tres *t)
 			}
 			if (err)
 				return err;
-			nh = first_usable(c, r.alias->fi);
+			nh = first_usable(c, fa_info(c->fib->ctx.ht, r.alias));
 			if (nh >= 0) {
 				t->nh = nh;
 				return 0;
@@ -372,11 +372,12 @@ static int
 rule_suppress(const struct rctx *c, const struct fib_rule *r, const struct tres *t)
 {
 	unsigned plen = c->bits - t->fa->slen;
+	const struct fib_info *fi = fa_info(c->fib->ctx.ht, t->fa);
 
 	if ((int32_t)plen <= r->suppress_prefixlen)
 		return 1;
-	if (r->suppress_ifgroup != -1 && t->fa->fi->nh_count) {
-		const struct fib_link *l = policy_link(c->p, t->fa->fi->nh[0].ifindex);
+	if (r->suppress_ifgroup != -1 && fi->nh_count) {
+		const struct fib_link *l = policy_link(c->p, fi->nh[0].ifindex);
 		if (l && (int32_t)l->group == r->suppress_ifgroup)
 			return 1;
 	}
@@ -396,8 +397,8 @@ decision_route(const struct rctx *c, const struct tres *t, struct fib_decision *
 	 * (fib/policy_priv.h, custom_rules) */
 	if (c->fl->family == AF_INET && d->table == POLICY_TABLE_LOCAL && !c->p->custom_rules)
 		d->table = RT_TABLE_MAIN;
-	d->info = fa->fi;
-	d->npaths = fa->fi->nh_count;
+	d->info = fa_info(c->fib->ctx.ht, fa);
+	d->npaths = d->info->nh_count;
 	d->path = (uint8_t)t->nh;
 	d->flags |= FIB_D_ROUTE;
 	if (c->fl->family == AF_INET)
@@ -1052,7 +1053,7 @@ resolve_fast_rest(const struct fib *fib, const struct fib_policy *p, const struc
 	}
 	if (fa->type != FIB_UNICAST)
 		return 0;
-	fi = fa->fi;
+	fi = fa_info(fib->ctx.ht, fa);
 	if (!p->all_up && fi->nh_count)
 		return 0;
 	decision_init(d, fl);
@@ -1097,7 +1098,7 @@ resolve_fast(const struct fib *fib, const struct fib_policy *p, const struct fib
 
 	if (!fa || fa->type != FIB_UNICAST || fl->family != AF_INET || (fl->flags & FIB_FLOW_SRC))
 		return resolve_fast_rest(fib, p, fl, res, d);
-	fi = fa->fi;
+	fi = fa_info(fib->ctx.ht, fa);
 	if (fi->nh_count > 1 || (!p->all_up && fi->nh_count))
 		return resolve_fast_rest(fib, p, fl, res, d);
 	decision_init(d, fl);
@@ -1206,10 +1207,10 @@ fib_resolve_batch_rcu(const struct fib *fib, const struct fib_flow *fl, struct f
 		}
 		for (int i = 0; i < n4; i++)
 			if (res4[i].alias)
-				__builtin_prefetch(res4[i].alias->fi);
+				__builtin_prefetch(fa_info(fib->ctx.ht, res4[i].alias));
 		for (int i = 0; i < n6; i++)
 			if (res6[i].alias)
-				__builtin_prefetch(res6[i].alias->fi);
+				__builtin_prefetch(fa_info(fib->ctx.ht, res6[i].alias));
 		for (size_t i = 0; i < m; i++) {
 			const struct fib_flow *f = &fl[base + i];
 

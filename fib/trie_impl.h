@@ -493,7 +493,7 @@ TN(find)(const struct TRIE_PREFIX *t, tkey key, unsigned slen, uint32_t table, u
 		const struct fib_alias *fa = &TLEAF(n)->fa[i];
 
 		if (fa->slen == slen && fa->table == table && fa->tos == tos &&
-		    fa->fi->priority == priority && nth-- == 0) {
+		    fa_info(t->ht, fa)->priority == priority && nth-- == 0) {
 			res.leaf = (const struct fib_leaf *)n;
 			res.alias = (const struct fib_alias *)fa;
 			break;
@@ -1106,23 +1106,23 @@ find_leaf(const struct TRIE_PREFIX *t, tkey key, struct tnode **path, int *depth
  * fib_lookup4_ref_batch_rcu), as the compiled tables' answer words do:
  *
  *   k < 7    leaf handle << 3 | k          (an answer word is one as is)
- *   k >= 7   alias handle << 3 | 7         (the leaf handle + the alias's
- *            offset in the leaf, in 8-byte units; the leaf is the pool
- *            object that holds it: pool_handle_obj)
+ *   k >= 7   (leaf handle + k) << 3 | 7    (the handle of the 8-byte place
+ *            k places into the leaf, inside it since a leaf is at least
+ *            8 bytes a route; the leaf is the pool object that holds it,
+ *            pool_handle_obj, and k the difference of the two handles)
  *
  * 0 is no route (no handle is 0); FIB_REF_UNNAMED a route whose mapping
  * has no handle id (pools beyond 4 GiB). Valid while the leaf is, so
  * until the reader's fib_read_unlock.
  */
 #define REF_ESC 7u
-_Static_assert(offsetof(struct tleaf, fa) % 8 == 0 && sizeof(struct fib_alias) % 8 == 0,
-	       "aliases have handles");
+_Static_assert(sizeof(struct fib_alias) >= 8, "place k of a leaf of more than k aliases lies inside it");
 
 static inline uint32_t
 TN(ref_of)(const struct TRIE_PREFIX *t, struct fib_result r)
 {
 	const struct tleaf *l = (const struct tleaf *)r.leaf;
-	uint32_t h, k, off;
+	uint32_t h, k;
 
 	if (!r.alias)
 		return FIB_REF_NONE;
@@ -1132,10 +1132,9 @@ TN(ref_of)(const struct TRIE_PREFIX *t, struct fib_result r)
 		return FIB_REF_UNNAMED;
 	if (k < REF_ESC)
 		return h << 3 | k;
-	off = (uint32_t)((offsetof(struct tleaf, fa) + k * sizeof(struct fib_alias)) >> 3);
-	if ((h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) + off >= 1u << POOL_HANDLE_OFF_BITS)
+	if ((h & ((1u << POOL_HANDLE_OFF_BITS) - 1)) + k >= 1u << POOL_HANDLE_OFF_BITS)
 		return FIB_REF_UNNAMED; /* (a leaf of a large mapping above 2 MiB: none) */
-	return (h + off) << 3 | REF_ESC;
+	return (h + k) << 3 | REF_ESC;
 }
 
 int
@@ -1153,8 +1152,10 @@ TN(ref_get)(const struct TRIE_PREFIX *t, uint32_t ref, struct fib_result *res)
 		l = pool_handle_ptr3(lt, ref);
 		res->alias = (const struct fib_alias *)&l->fa[ref & 7];
 	} else {
-		res->alias = pool_handle_ptr3(lt, ref);
-		l = pool_handle_ptr(lt, pool_handle_obj(t->ctx->pool, ref >> 3));
+		uint32_t lh = pool_handle_obj(t->ctx->pool, ref >> 3);
+
+		l = pool_handle_ptr(lt, lh);
+		res->alias = (const struct fib_alias *)&l->fa[(ref >> 3) - lh];
 	}
 	res->leaf = (const struct fib_leaf *)l;
 	return 0;
@@ -1249,16 +1250,20 @@ TN(accel_pending)(const struct TRIE_PREFIX *t)
 /* Kernel order: slen ascending, table descending, tos descending,
  * priority ascending. */
 static int
-alias_cmp(const struct fib_alias *a, unsigned slen, uint32_t table, uint8_t tos, uint32_t prio)
+alias_cmp(const uintptr_t *ht, const struct fib_alias *a, unsigned slen, uint32_t table, uint8_t tos,
+	  uint32_t prio)
 {
+	uint32_t aprio;
+
 	if (a->slen != slen)
 		return a->slen < slen ? -1 : 1;
 	if (a->table != table)
 		return a->table > table ? -1 : 1;
 	if (a->tos != tos)
 		return a->tos > tos ? -1 : 1;
-	if (a->fi->priority != prio)
-		return a->fi->priority < prio ? -1 : 1;
+	aprio = fa_info(ht, a)->priority;
+	if (aprio != prio)
+		return aprio < prio ? -1 : 1;
 	return 0;
 }
 
@@ -1308,7 +1313,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 	int depth, err;
 	tkey key = route_key(r);
 	unsigned slen = KEYBITS - r->plen;
-	struct fib_info *fi;
+	uint32_t fi;
 	struct tleaf *l;
 	struct fib_alias na;
 
@@ -1321,7 +1326,7 @@ TN(add)(struct TRIE_PREFIX *t, const struct fib_route *r, unsigned flags)
 	na.type = r->type;
 	na.family = r->family;
 	na.table = r->table;
-	na.fi = fi;
+	na.info = fi;
 
 	l = find_leaf(t, key, path, &depth);
 	if (!l) {
@@ -1349,7 +1354,7 @@ TN(add_leaf)(struct TRIE_PREFIX *t, struct tnode **path, int depth, tkey key,
 	     const struct fib_alias *pna)
 {
 	struct fib_alias na = *pna;
-	struct fib_info *fi = na.fi;
+	uint32_t fi = na.info;
 	unsigned slen = na.slen;
 	struct tleaf *nl;
 	int err;
@@ -1379,19 +1384,23 @@ TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tlea
 	      const struct fib_alias *pna, const struct fib_route *r, unsigned flags)
 {
 	struct fib_alias na = *pna;
-	struct fib_info *fi = na.fi;
+	uint32_t fi = na.info;
 	unsigned slen = na.slen;
 	tkey key = l->kv.key;
 	struct tleaf *nl;
 
 	{
 		unsigned n = l->kv.n, first, end, at;
-		struct fib_info *old_fi = NULL;
+		uint32_t old_fi = 0;
 		bool replace_one = false;
 
-		for (first = 0; first < n && alias_cmp(&l->fa[first], slen, r->table, r->tos, r->priority) < 0; first++)
+		for (first = 0;
+		     first < n && alias_cmp(t->ht, &l->fa[first], slen, r->table, r->tos, r->priority) < 0;
+		     first++)
 			;
-		for (end = first; end < n && alias_cmp(&l->fa[end], slen, r->table, r->tos, r->priority) == 0; end++)
+		for (end = first;
+		     end < n && alias_cmp(t->ht, &l->fa[end], slen, r->table, r->tos, r->priority) == 0;
+		     end++)
 			;
 		at = first;
 		if (end > first) {
@@ -1402,7 +1411,7 @@ TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tlea
 				return -EEXIST;
 			} else {
 				for (unsigned i = first; i < end; i++)
-					if (l->fa[i].fi == fi && l->fa[i].type == na.type) {
+					if (l->fa[i].info == fi && l->fa[i].type == na.type) {
 						info_put(t->ctx->it, fi);
 						return -EEXIST;
 					}
@@ -1421,7 +1430,7 @@ TN(add_alias)(struct TRIE_PREFIX *t, struct tnode **path, int depth, struct tlea
 		}
 		if (replace_one) {
 			memcpy(nl->fa, l->fa, n * sizeof(na));
-			old_fi = nl->fa[at].fi;
+			old_fi = nl->fa[at].info;
 			nl->fa[at] = na;
 		} else {
 			memcpy(nl->fa, l->fa, at * sizeof(na));
@@ -1450,7 +1459,7 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	unsigned slen = KEYBITS - r->plen, n, at, oslen;
 	struct tleaf *l = find_leaf(t, key, path, &depth);
 	struct tnode *tp = depth ? path[depth - 1] : NULL;
-	struct fib_info *fi;
+	uint32_t fi;
 
 	if (!l)
 		return -ENOENT;
@@ -1459,12 +1468,12 @@ TN(del)(struct TRIE_PREFIX *t, const struct fib_route *r)
 	for (at = 0; at < n; at++) {
 		const struct fib_alias *fa = &l->fa[at];
 		if (fa->slen == slen && fa->table == r->table && fa->tos == r->tos &&
-		    (!r->type || fa->type == r->type) && info_match(fa->fi, r))
+		    (!r->type || fa->type == r->type) && info_match(fa_info(t->ht, fa), r))
 			break;
 	}
 	if (at == n)
 		return -ENOENT;
-	fi = l->fa[at].fi;
+	fi = l->fa[at].info;
 	oslen = l->kv.slen;
 	as_invalidate(t, key, oslen);
 	if (n == 1) {
@@ -1665,7 +1674,7 @@ load_collect(const uintptr_t *ht, const struct tkv *n, struct load_ent *e, size_
 			e[k].slen = l->fa[a].slen;
 			e[k].table = l->fa[a].table;
 			e[k].tos = l->fa[a].tos;
-			e[k].prio = l->fa[a].fi->priority;
+			e[k].prio = fa_info(ht, &l->fa[a])->priority;
 			e[k].idx = (uint32_t)k;
 			e[k].old = &l->fa[a];
 		}
@@ -1687,7 +1696,7 @@ tree_release(struct TRIE_PREFIX *t, struct tkv *n, bool published)
 		return;
 	if (IS_LEAF(n)) {
 		for (unsigned a = 0; a < n->n; a++)
-			info_put(t->ctx->it, TLEAF(n)->fa[a].fi);
+			info_put(t->ctx->it, TLEAF(n)->fa[a].info);
 	} else {
 		for (unsigned long i = 0; i < child_length(n); i++)
 			tree_release(t, child_at(t, TNODE(n), i), published);
@@ -1748,12 +1757,12 @@ TN(load_leaf)(struct TRIE_PREFIX *t, const struct load_ent *e, size_t i, size_t 
 
 		if (e[k].old) {
 			a = *e[k].old;
-			info_hold(a.fi);
+			info_hold(t->ctx->it, a.info);
 		} else {
 			const struct fib_route *rr = &r[e[k].idx - m];
 
-			a.fi = info_get(t->ctx->it, rr);
-			if (!a.fi)
+			a.info = info_get(t->ctx->it, rr);
+			if (!a.info)
 				goto fail;
 			a.slen = e[k].slen;
 			a.tos = rr->tos;
@@ -1762,10 +1771,10 @@ TN(load_leaf)(struct TRIE_PREFIX *t, const struct load_ent *e, size_t i, size_t 
 			a.table = rr->table;
 		}
 		for (unsigned d = cnt; d-- > 0 && !dup && tmp[d].slen == a.slen;)
-			dup = tmp[d].fi == a.fi && tmp[d].type == a.type &&
+			dup = tmp[d].info == a.info && tmp[d].type == a.type &&
 			      tmp[d].table == a.table && tmp[d].tos == a.tos;
 		if (dup) {
-			info_put(t->ctx->it, a.fi);
+			info_put(t->ctx->it, a.info);
 			continue;
 		}
 		tmp[cnt++] = a;
@@ -1778,7 +1787,7 @@ TN(load_leaf)(struct TRIE_PREFIX *t, const struct load_ent *e, size_t i, size_t 
 	return l;
 fail:
 	for (unsigned a = 0; a < cnt; a++)
-		info_put(t->ctx->it, tmp[a].fi);
+		info_put(t->ctx->it, tmp[a].info);
 	return NULL;
 }
 
@@ -1834,7 +1843,7 @@ TN(load_prepare)(struct TRIE_PREFIX *t, const struct fib_route *r, size_t n, voi
 		tree_free_nodes(t, root);
 		for (size_t i = 0; i < nl; i++) {
 			for (unsigned a = 0; a < L[i]->kv.n; a++)
-				info_put(t->ctx->it, L[i]->fa[a].fi);
+				info_put(t->ctx->it, L[i]->fa[a].info);
 			elem_free_now(t, &L[i]->kv);
 		}
 		*routes = 0;
@@ -2082,8 +2091,8 @@ check_rec(const uintptr_t *ht, const struct tkv *n, const struct tnode *parent, 
 			CHECK(fa->slen >= KEYBITS || ((n->key >> fa->slen) << fa->slen) == n->key,
 			      "leaf key has host bits for /%u", KEYBITS - fa->slen);
 			if (a)
-				CHECK(alias_cmp(&l->fa[a - 1], fa->slen, fa->table, fa->tos,
-						fa->fi->priority) <= 0,
+				CHECK(alias_cmp(ht, &l->fa[a - 1], fa->slen, fa->table, fa->tos,
+						fa_info(ht, fa)->priority) <= 0,
 				      "aliases out of order");
 		}
 		CHECK(n->slen == l->fa[n->n - 1].slen, "leaf slen %u, expected %u", n->slen,

@@ -80,6 +80,10 @@ struct tleaf {
 	struct tkv kv;
 	struct fib_alias fa[];
 };
+/* fib_result_get finds an alias's attribute set through its leaf's
+ * superblock (pool_table_of): every leaf (at most 255 aliases) is small */
+_Static_assert(sizeof(struct tleaf) + 255 * sizeof(struct fib_alias) <= POOL_SUPER_OBJ_MAX,
+	       "every leaf lives in a superblock");
 
 /*
  * Root fallbacks. A lookup that finds nothing below the root would strip
