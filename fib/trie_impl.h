@@ -556,6 +556,38 @@ TN(leaf_key)(const struct fib_leaf *l, union fib_addr *a)
 
 /* ----------------------------------------------------------- allocation */
 
+/* A wide node's two count words, after its children (node_size). */
+static inline uint32_t *
+tn_counts(const struct tnode *tn)
+{
+	return (uint32_t *)&tn->child[child_length(&tn->kv)];
+}
+
+/* Children that are NULL, and that are full (tnode_full). Context: writer. */
+static inline unsigned long
+tn_empty(const struct tnode *tn)
+{
+	return tn->kv.bits > TN_NARROW_MAX ? tn_counts(tn)[0] : tn->empty;
+}
+
+static inline unsigned long
+tn_full(const struct tnode *tn)
+{
+	return tn->kv.bits > TN_NARROW_MAX ? tn_counts(tn)[1] : tn->full;
+}
+
+static inline void
+tn_counts_set(struct tnode *tn, unsigned long empty, unsigned long full)
+{
+	if (tn->kv.bits > TN_NARROW_MAX) {
+		tn_counts(tn)[0] = (uint32_t)empty;
+		tn_counts(tn)[1] = (uint32_t)full;
+	} else {
+		tn->empty = (uint16_t)empty;
+		tn->full = (uint16_t)full;
+	}
+}
+
 static struct tnode *
 tnode_new(struct TRIE_PREFIX *t, tkey key, unsigned pos, unsigned bits)
 {
@@ -574,8 +606,7 @@ tnode_new(struct TRIE_PREFIX *t, tkey key, unsigned pos, unsigned bits)
 	tn->kv.pos = (uint8_t)pos;
 	tn->kv.bits = (uint8_t)bits;
 	tn->kv.slen = (uint8_t)pos;
-	tn->empty = 1u << bits;
-	tn->full = 0;
+	tn_counts_set(tn, 1ul << bits, 0);
 	return tn;
 }
 
@@ -638,18 +669,11 @@ static void
 put_child(struct TRIE_PREFIX *t, struct tnode *tn, unsigned long i, struct tkv *n)
 {
 	struct tkv *chi = child_at(t, tn, i);
-	bool wasfull, isfull;
+	unsigned long empty = tn_empty(tn), full = tn_full(tn);
 
-	if (!n && chi)
-		tn->empty++;
-	if (n && !chi)
-		tn->empty--;
-	wasfull = tnode_full(tn, chi);
-	isfull = tnode_full(tn, n);
-	if (wasfull && !isfull)
-		tn->full--;
-	else if (!wasfull && isfull)
-		tn->full++;
+	empty += (!n && chi) - (n && !chi);
+	full += tnode_full(tn, n) - tnode_full(tn, chi);
+	tn_counts_set(tn, empty, full);
 	if (n && tn->kv.slen < n->slen)
 		T_STORE8(tn->kv.slen, n->slen);
 	T_STORE(tn->child[i], t_ref(t, n));
@@ -720,8 +744,8 @@ should_inflate(const struct TRIE_PREFIX *t, const struct tnode *tp, const struct
 	unsigned long threshold = used;
 
 	threshold *= tp ? t->ctx->params.inflate_threshold : t->ctx->params.inflate_threshold_root;
-	used -= tn->empty;
-	used += tn->full;
+	used -= tn_empty(tn);
+	used += tn_full(tn);
 	return used > 1 && tn->kv.pos && tn->kv.bits < MAX_BITS && 50 * used >= threshold;
 }
 
@@ -732,14 +756,14 @@ should_halve(const struct TRIE_PREFIX *t, const struct tnode *tp, const struct t
 	unsigned long threshold = used;
 
 	threshold *= tp ? t->ctx->params.halve_threshold : t->ctx->params.halve_threshold_root;
-	used -= tn->empty;
+	used -= tn_empty(tn);
 	return used > 1 && tn->kv.bits > 1 && 100 * used < threshold;
 }
 
 static bool
 should_collapse(const struct tnode *tn)
 {
-	return child_length(&tn->kv) - tn->empty < 2;
+	return child_length(&tn->kv) - tn_empty(tn) < 2;
 }
 
 static void resize(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *tn);
@@ -772,9 +796,9 @@ inflate(struct TRIE_PREFIX *t, struct tnode *tp, struct tnode *old)
 	tn = tnode_new(t, old->kv.key, old->kv.pos - 1u, old->kv.bits + 1u);
 	if (!tn)
 		return NULL;
-	if (old->full) {
-		fresh = malloc(2 * old->full * sizeof(*fresh));
-		dead = malloc(old->full * sizeof(*dead));
+	if (tn_full(old)) {
+		fresh = malloc(2 * tn_full(old) * sizeof(*fresh));
+		dead = malloc(tn_full(old) * sizeof(*dead));
 		if (!fresh || !dead)
 			goto nomem;
 	}
@@ -2124,8 +2148,8 @@ check_rec(const uintptr_t *ht, const struct tkv *n, const struct tnode *parent, 
 			if (c->slen > smax)
 				smax = c->slen;
 		}
-		CHECK(empty == tn->empty, "empty count %u, counted %lu", tn->empty, empty);
-		CHECK(full == tn->full, "full count %u, counted %lu", tn->full, full);
+		CHECK(empty == tn_empty(tn), "empty count %lu, counted %lu", tn_empty(tn), empty);
+		CHECK(full == tn_full(tn), "full count %lu, counted %lu", tn_full(tn), full);
 		CHECK(child_length(n) - empty >= 2, "node with %lu children", child_length(n) - empty);
 		CHECK(n->slen >= smax, "node (pos %u bits %u) slen %u below its children's %u",
 		      n->pos, n->bits, n->slen, smax);

@@ -69,10 +69,18 @@ struct tkv {
  * pointer per child would take a third more memory on a full table. */
 typedef uint32_t tref;
 
+/*
+ * A node: the kernel's tnode, its child counts (writer only, like the
+ * kernel's tnode info) in 16 bits up to TN_NARROW_MAX bits of width, so
+ * that an IPv6 node's header is 24 bytes and a node of 4 children fits
+ * 40; a wider node (the root of a full table, a few others) keeps them
+ * as two 32-bit words after its children (tn_counts).
+ */
+#define TN_NARROW_MAX 15
 struct tnode {
 	struct tkv kv;
-	uint32_t empty; /* writer only, like the kernel's tnode info */
-	uint32_t full;
+	uint16_t empty;
+	uint16_t full;
 	tref child[];
 };
 
@@ -149,7 +157,8 @@ struct TRIE_PREFIX {
 static inline size_t
 node_size(unsigned bits)
 {
-	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(tref);
+	return sizeof(struct tnode) + ((size_t)1 << bits) * sizeof(tref) +
+	       (bits > TN_NARROW_MAX ? 2 * sizeof(uint32_t) : 0);
 }
 
 static inline size_t

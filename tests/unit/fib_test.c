@@ -1564,6 +1564,130 @@ START_TEST(test_reclaim)
 }
 END_TEST
 
+/* The widest node of family's trie, in bits. */
+static unsigned
+widest_node(const struct fib *fib, int family)
+{
+	struct fib_stats st;
+	const struct fib_trie_stats *ts;
+	unsigned w = 0;
+
+	fib_stats(fib, &st);
+	ts = family == AF_INET ? &st.v4 : &st.v6;
+	for (unsigned b = 0; b <= FIB_STATS_MAX_BITS; b++)
+		if (ts->nodes_by_bits[b])
+			w = b;
+	return w;
+}
+
+/*
+ * The routes of test_wide_nodes, under one node of 2^16 slots (the top 16
+ * bits in IPv4, bits 16-31 under 2001::/16 in IPv6): slot s holds one
+ * route (/16, /32) if s is even, else the two halves (/17s, /33s), whose
+ * node of one bit is a full child. n: 3 x 2^15 routes.
+ */
+static size_t
+wide_routes(int family, struct lpm_route *r)
+{
+	size_t n = 0;
+
+	for (unsigned s = 0; s < 1u << 16; s++)
+		for (unsigned h = 0; h < 1u + (s & 1); h++, n++) {
+			unsigned o = family == AF_INET ? 0 : 2;
+
+			memset(&r[n], 0, sizeof(r[n]));
+			r[n].family = (uint8_t)family;
+			r[n].table = 254;
+			r[n].type = FIB_UNICAST;
+			r[n].plen = (uint8_t)(8 * o + 16 + (s & 1));
+			r[n].dst.b[0] = 0x20;
+			r[n].dst.b[1] = 0x01;
+			r[n].dst.b[o] = (uint8_t)(s >> 8);
+			r[n].dst.b[o + 1] = (uint8_t)s;
+			r[n].dst.b[o + 2] = (uint8_t)(h << 7);
+		}
+	return n;
+}
+
+/*
+ * Nodes wider than 15 bits keep their child counts after their children,
+ * narrower ones in 16 bits of their header (fib/trie_types.h): the routes
+ * of wide_routes added one by one, so that their node inflates past 15
+ * bits, then deleted in a scattered order until it halves back below,
+ * with the invariant checker (which recounts every node's empty and full
+ * children) and lookups checked on the way. _i: the family.
+ */
+START_TEST(test_wide_nodes)
+{
+	int family = _i ? AF_INET6 : AF_INET;
+	const unsigned step = test_short ? 16384 : 4096;
+	struct lpm_route *rt = calloc(3u << 15, sizeof(*rt));
+	struct fib *fib = fib_new(NULL);
+	uint8_t *gone = calloc(3u << 15, 1);
+	uint64_t seed = 17 + (uint64_t)_i;
+	size_t n, left;
+	struct lpm_model m;
+
+	ck_assert_ptr_nonnull(fib);
+	ck_assert_ptr_nonnull(gone);
+	ck_assert_ptr_nonnull(rt);
+	n = left = wide_routes(family, rt);
+	lpm_init(&m);
+	last_op = "wide: add";
+	for (size_t i = 0; i < n; i++) {
+		struct fib_route fr;
+		struct fib_nh nh;
+
+		lpm_add(&m, &rt[i]);
+		lpm_to_fib(&rt[i], &fr, &nh);
+		ck_assert_int_eq(fib_add(fib, &fr, 0), 0);
+		if ((i + 1) % step == 0) {
+			check_trie(fib);
+			compare(fib, &m, family, &seed, 16);
+		}
+	}
+	ck_assert_uint_gt(widest_node(fib, family), 15);
+	/* 40505 is prime to n = 2^15 x 3: k -> 40505 k mod n visits each once */
+	last_op = "wide: del";
+	for (size_t k = 0; k < n - 64; k++) {
+		size_t i = (40505 * k) % n;
+		struct fib_route fr;
+		struct fib_nh nh;
+
+		lpm_to_fib(&rt[i], &fr, &nh);
+		ck_assert_int_eq(fib_del(fib, &fr), 0);
+		gone[i] = 1;
+		left--;
+		if ((k + 1) % step != 0 && k + 1 != n - 64)
+			continue;
+		check_trie(fib);
+		fib_read_lock();
+		for (unsigned j = 0; j < 256; j++) {
+			size_t x = (size_t)(lpm_rand(&seed) % n);
+			union fib_addr a = rt[x].dst;
+			struct fib_result res;
+			struct fib_match fm;
+
+			/* no route covers another: x's own, or none */
+			a.b[family == AF_INET ? 3 : 15] = 1;
+			res = fib_lookup_rcu(fib, family, a.b, 254, 0);
+			ck_assert_msg((fib_result_get(&res, &fm) == 0) == !gone[x],
+				      "route %zu (%s) after %zu deletes", x,
+				      gone[x] ? "deleted" : "kept", k + 1);
+			if (!gone[x])
+				ck_assert_uint_eq(fm.plen, rt[x].plen);
+		}
+		fib_read_unlock();
+	}
+	ck_assert_uint_eq(fib_count(fib, family), left);
+	ck_assert_uint_le(widest_node(fib, family), 15);
+	lpm_fini(&m);
+	free(gone);
+	free(rt);
+	fib_free(fib);
+}
+END_TEST
+
 static Suite *
 fib_suite(void)
 {
@@ -1605,6 +1729,12 @@ fib_suite(void)
 	tcase_add_loop_test(tc, test_dense4, 0, 4);
 	tcase_add_loop_test(tc, test_dense6, 0, 4);
 	tcase_add_loop_test(tc, test_big32, 0, 2);
+	suite_add_tcase(s, tc);
+	/* nodes past 16-bit child counts (CK_RUN_CASE=wide) */
+	tc = tcase_create("wide");
+	ck_rcu_fixture(tc);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_wide_nodes, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
