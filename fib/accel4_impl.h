@@ -148,6 +148,17 @@ a_mask(unsigned s)
 	return (UINT64_C(2) << s) - 1;
 }
 
+/* The runs of lv started at or before key's /24 slot s = (key >> 8) & 63:
+ * lv shifted left by 63 - s, which is (~key >> 8) & 63 (x86 masks the
+ * count, so this is one not, one shift and one shift by register; the
+ * mask of a_mask takes three more). At least 1 (bit 0 is set). Unsigned
+ * long, so that the caller's - 1 folds into the load's displacement. */
+static inline unsigned long
+a_runs_to(uint64_t lv, tkey key)
+{
+	return (unsigned long)__builtin_popcountll(lv << ((~(unsigned)key >> 8) & 63));
+}
+
 static inline const struct adeep *
 a_deep(const struct accel *A, aword v)
 {
@@ -169,7 +180,7 @@ static inline __attribute__((always_inline)) aword
 a_lookup(const struct accel *A, tkey key)
 {
 	const struct aseg *s = T_LOAD(A->dir[a_top(key)]);
-	aword v = s->ans[__builtin_popcountll(s->lv & a_mask((unsigned)(key >> 8) & 63)) - 1];
+	aword v = s->ans[a_runs_to(s->lv, key) - 1];
 
 	if (__builtin_expect(v & A_DEEP, 0))
 		v = a_deep_word(a_deep(A, v), key);
@@ -217,7 +228,7 @@ a_batch(const struct TRIE_PREFIX *t, const struct accel *A, const tkey *keys, ui
 		for (unsigned i = 0; i < m; i++) {
 			const struct aseg *s = wp[i];
 
-			wp[i] = &s->ans[__builtin_popcountll(s->lv & a_mask((unsigned)(k[i] >> 8) & 63)) - 1];
+			wp[i] = &s->ans[a_runs_to(s->lv, k[i]) - 1];
 			__builtin_prefetch(wp[i]);
 		}
 #pragma GCC unroll 4
