@@ -110,10 +110,12 @@ struct accel {
 	uint64_t fail[A_NDP / 64];
 };
 
+/* A segment of n runs; one of one run keeps, after its answer, how many
+ * /18s share it (a_one). */
 static inline size_t
 aseg_size(unsigned n)
 {
-	return sizeof(struct aseg) + n * sizeof(aword);
+	return sizeof(struct aseg) + (n == 1 ? 2 : n) * sizeof(aword);
 }
 
 static inline unsigned
@@ -318,6 +320,7 @@ a_runs(const aword *w, unsigned n, uint64_t *lv, aword *ans)
 struct asegb {
 	struct TRIE_PREFIX *t;
 	struct accel *A;
+	unsigned long c; /* the /18 being made */
 	const struct aseg *cmp; /* check: compare with this segment, allocate nothing */
 	bool differs;
 	struct adeep *made[64];
@@ -411,6 +414,52 @@ a_paint(struct asegb *b, aword *w, const struct aitem *it, size_t n)
 	return err;
 }
 
+/* How many /18s share a one-run segment. Context: writer. */
+static inline uint32_t *
+a_one_refs(struct aseg *s)
+{
+	return &s->ans[1];
+}
+
+/*
+ * The segment of /18 c answering v everywhere: zeroseg for "no route",
+ * else the one of a neighbouring /18 that answers v everywhere too, with
+ * one more sharer, else a new one. Three quarters of a full table's
+ * /18s have one run, a fifth as many distinct answers (the /18s under
+ * one shorter route): shared, they take a fifth of the memory, and a
+ * lookup landing in one of them reads a line that other /18s keep in
+ * cache. The two neighbours are what sharing needs, as a build goes up
+ * the /18s and a route's /18s are contiguous. NULL on ENOMEM.
+ * Context: writer.
+ */
+static struct aseg *
+a_one(struct accel *A, unsigned long c, aword v)
+{
+	struct aseg *s;
+
+	if (!v)
+		return A->zeroseg;
+	for (int d = -1; d <= 1; d += 2) {
+		unsigned long x = c + (unsigned long)d;
+
+		if (x >= A_NDP)
+			continue;
+		s = A->dir[x];
+		if (s != A->askseg && s != A->zeroseg && s->lv == 1 && s->ans[0] == v) {
+			++*a_one_refs(s);
+			return s;
+		}
+	}
+	s = pool_alloc(A->pool, aseg_size(1));
+	if (!s)
+		return NULL;
+	s->lv = 1;
+	s->ans[0] = v;
+	*a_one_refs(s) = 1;
+	a_count_seg(A, s, 1);
+	return s;
+}
+
 /*
  * The segment of one /18 from its default dflt (routes of /18 or
  * shorter) and its routes longer than /18 in preorder: made (*out), or
@@ -432,18 +481,8 @@ a_seg_make(struct asegb *b, aword dflt, const struct aitem *it, size_t n, struct
 			b->differs |= b->cmp->lv != 1 || b->cmp->ans[0] != dflt;
 			return 0;
 		}
-		if (!dflt) {
-			*out = b->A->zeroseg;
-			return 0;
-		}
-		s = pool_alloc(b->A->pool, aseg_size(1));
-		if (!s)
-			return -ENOMEM;
-		s->lv = 1;
-		s->ans[0] = dflt;
-		a_count_seg(b->A, s, 1);
-		*out = s;
-		return 0;
+		*out = a_one(b->A, b->c, dflt);
+		return *out ? 0 : -ENOMEM;
 	}
 	for (unsigned i = 0; i < 64; i++)
 		w[i] = dflt;
@@ -455,6 +494,10 @@ a_seg_make(struct asegb *b, aword dflt, const struct aitem *it, size_t n, struct
 		if (b->cmp->lv != lv || memcmp(b->cmp->ans, ans, nr * sizeof(aword)))
 			b->differs = true;
 		return 0;
+	}
+	if (lv == 1) { /* routes longer than /18 that answer as the /18 does */
+		*out = a_one(b->A, b->c, ans[0]);
+		return *out ? 0 : -ENOMEM;
 	}
 	s = pool_alloc(b->A->pool, aseg_size(nr));
 	if (!s) {
@@ -485,6 +528,8 @@ a_seg_drop_part(struct TRIE_PREFIX *t, struct accel *A, struct aseg *s, unsigned
 
 	if (!s || s == A->askseg || s == A->zeroseg)
 		return;
+	if (s->lv == 1 && --*a_one_refs(s))
+		return; /* other /18s share it */
 	lv = s->lv;
 	n = aseg_n(s);
 	for (unsigned i = 0; i < n; i++, lv &= lv - 1) {
@@ -607,6 +652,7 @@ a_build_range(struct TRIE_PREFIX *t, struct accel *A, unsigned long c0, unsigned
 			sp--;
 		for (j = i; j < all.n && all.v[j].key <= chi; j++)
 			;
+		b.c = c;
 		if (check) {
 			if (A->dir[c] == A->askseg && a_failed(A, c)) {
 				i = j;
@@ -665,7 +711,7 @@ a_patch_slots(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 	unsigned s0 = (unsigned)(lo >> 8) & 63, cnt = 1u << (span - 8), nr, k = 0;
 	aword w[64], ans[64], outer;
 	struct avec v = { 0 };
-	struct asegb b = { .t = t, .A = A };
+	struct asegb b = { .t = t, .A = A, .c = c };
 	uint64_t lv;
 	int err;
 
@@ -691,8 +737,12 @@ a_patch_slots(struct TRIE_PREFIX *t, struct accel *A, tkey key, unsigned slen)
 	nr = a_runs(w, 64, &lv, ans);
 	if (lv == old->lv && !memcmp(ans, old->ans, nr * sizeof(aword)))
 		return 0; /* (a deep node made has a new handle: never equal) */
-	if (lv == 1 && !ans[0]) {
-		s = A->zeroseg;
+	if (lv == 1) {
+		s = a_one(A, c, ans[0]);
+		if (!s) {
+			err = -ENOMEM;
+			goto fail;
+		}
 	} else {
 		s = pool_alloc(A->pool, aseg_size(nr));
 		if (!s) {
@@ -837,6 +887,41 @@ a_scratch_free(struct TRIE_PREFIX *t)
 	free(t->adflt);
 }
 
+static int
+a_ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every shared one-run segment counts the /18s that point to it. */
+static int
+a_check_refs(struct accel *A, char *buf, size_t len)
+{
+	uintptr_t *p = malloc(A_NDP * sizeof(*p));
+	size_t n = 0;
+	int ret = 0;
+
+	if (!p)
+		return 0; /* no memory for the check: the other checks only */
+	for (unsigned long c = 0; c < A_NDP; c++)
+		if (A->dir[c] != A->askseg && A->dir[c] != A->zeroseg && A->dir[c]->lv == 1)
+			p[n++] = (uintptr_t)A->dir[c];
+	qsort(p, n, sizeof(*p), a_ptr_cmp);
+	for (size_t i = 0, j; i < n && !ret; i = j) {
+		for (j = i + 1; j < n && p[j] == p[i]; j++)
+			;
+		if (*a_one_refs((struct aseg *)p[i]) != j - i) {
+			snprintf(buf, len, "compiled table one-run segment shared by %zu /18s counts %u",
+				 j - i, *a_one_refs((struct aseg *)p[i]));
+			ret = -EUCLEAN;
+		}
+	}
+	free(p);
+	return ret;
+}
+
 /*
  * Every /18 (those left to the trie aside) holds what a fresh build from
  * the trie would, and the answers at both ends of every prefix and just
@@ -847,6 +932,9 @@ a_check(struct TRIE_PREFIX *t, struct accel *A, char *buf, size_t len)
 {
 	bool differs = false;
 	unsigned long where = 0, asks = 0;
+
+	if (a_check_refs(A, buf, len))
+		return -EUCLEAN;
 
 	for (unsigned long c = 0; c < A_NDP; c++) {
 		asks += A->dir[c] == A->askseg;

@@ -1480,6 +1480,77 @@ v6_route(struct lpm_route *r, const char *pfx, unsigned plen, uint8_t tos)
 	r->type = FIB_UNICAST;
 }
 
+/* An IPv4 route of table 254. */
+static void
+v4_route(struct lpm_route *r, const char *pfx, unsigned plen)
+{
+	memset(r, 0, sizeof(*r));
+	r->family = AF_INET;
+	ck_assert_int_eq(inet_pton(AF_INET, pfx, r->dst.b), 1);
+	r->plen = (uint8_t)plen;
+	r->table = 254;
+	r->type = FIB_UNICAST;
+}
+
+static uint64_t
+accel4_blocks(const struct fib *fib)
+{
+	struct fib_stats st;
+
+	fib_stats(fib, &st);
+	return st.v4.accel_blocks;
+}
+
+/*
+ * The /18s that answer one route everywhere share one segment, counting
+ * its sharers (fib/accel4_impl.h, a_one): a /14's 16 /18s, split by a
+ * /24 in one of them and joined again when it goes, a /18 of its own at
+ * the start, a neighbour /14 of another answer, then all withdrawn; the
+ * checker (segments against a fresh build, sharers counted) and the
+ * model after every step.
+ */
+START_TEST(test_accel_share)
+{
+	static const struct {
+		const char *pfx;
+		unsigned plen;
+		int add;
+	} steps[] = {
+		{ "10.0.0.0", 14, 1 },  { "10.1.2.0", 24, 1 }, { "10.0.0.0", 18, 1 },
+		{ "10.1.2.0", 24, 0 },  { "10.4.0.0", 14, 1 }, { "10.2.0.0", 15, 1 },
+		{ "10.0.0.0", 14, 0 },  { "10.2.0.0", 15, 0 }, { "10.0.0.0", 18, 0 },
+		{ "10.4.0.0", 14, 0 },
+	};
+	struct fib *fib = fib_new(NULL);
+	struct lpm_model m;
+	uint64_t seed = 3;
+
+	ck_assert_ptr_nonnull(fib);
+	lpm_init(&m);
+	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct lpm_route r;
+
+		v4_route(&r, steps[i].pfx, steps[i].plen);
+		if (steps[i].add) {
+			model_apply_add(fib, &m, &r, 0);
+		} else {
+			long at = lpm_find(&m, &r);
+
+			ck_assert_int_ge(at, 0);
+			model_apply_del(fib, &m, (size_t)at);
+		}
+		check_trie(fib);
+		compare(fib, &m, AF_INET, &seed, 64);
+		/* the /14 alone: its 16 /18s in one segment */
+		if (i == 0)
+			ck_assert_uint_eq(accel4_blocks(fib), 1);
+	}
+	ck_assert_uint_eq(accel4_blocks(fib), 0);
+	lpm_fini(&m);
+	fib_free(fib);
+}
+END_TEST
+
 /*
  * A second-level node whose words are all "ask the trie" (its own /24
  * and the /20 over it both have a fifth alias or later, which the
@@ -1726,6 +1797,7 @@ fib_suite(void)
 	tc = tcase_create("accel");
 	ck_rcu_fixture(tc);
 	tcase_add_test(tc, test_accel_ask_node);
+	tcase_add_test(tc, test_accel_share);
 	tcase_add_loop_test(tc, test_dense4, 0, 4);
 	tcase_add_loop_test(tc, test_dense6, 0, 4);
 	tcase_add_loop_test(tc, test_big32, 0, 2);
