@@ -36,9 +36,14 @@
  * --verify recomputes the checksum with a naive longest-prefix match
  * (one hash probe per prefix length) and fails when they differ.
  *
- * --dpdk (when built with libdpdk) then builds DPDK rte_fib from the same
- * routes and times its bulk-64 lookups on the same trace (see peer.c),
- * reporting both sets of figures and their ratios.
+ * --dpdk (when built with libdpdk) also builds DPDK rte_fib from the same
+ * routes (after libfib's load, one pass not counted) and times its
+ * bulk-64 lookups on the same trace, one pass right after each of
+ * libfib's timed passes of the plain FIB (the first of each mode aside:
+ * it faults the result arrays in), and reports both sets of figures,
+ * the ratio of the bests and the median of the ratios pass by pass: on
+ * a machine whose speed drifts by half within seconds, the pairs are
+ * what compares the two structures.
  *
  * Flow cache (cache/flow.h). With --cache every mode resolves flows
  * (struct fib_flow: the trace's destination, a source, and mark, tos and
@@ -157,14 +162,65 @@ struct bench_job {
 	uint32_t *ref; /* the route-reference batch (batch > 1) into ref, not res */
 };
 
+#define BENCH_PAIRS 64
 struct bench_run {
 	double best_s;
 	double best_cpu_s; /* thread CPU time of a pass (all threads), best of the runs */
+	/* --dpdk: each pass's rate over that of the rte_fib pass right after
+	 * it (bench_pair), so that a ratio holds while the machine's speed
+	 * drifts between the two */
+	double pair[BENCH_PAIRS];
+	int npair;
 	uint64_t checksum;
 	uint64_t dsum; /* decisions: tables, paths and errors, summed */
 	size_t matched, unmapped;
 	size_t kind_hits[BENCH_KINDS]; /* --rules: decisions by the kind of rule */
 };
+
+/* rte_fib, built once, for passes alternated with libfib's (--dpdk). */
+struct peer;
+struct bench_peer {
+	struct peer *peer;
+#ifdef HAVE_DPDK
+	struct peer_result res;
+#endif
+};
+
+/* After a pass of d seconds into run: one rte_fib pass over t, and the
+ * ratio of the two rates. */
+static void
+bench_pair(struct bench_peer *bp, const struct trace *t, struct bench_run *run, double d)
+{
+#ifdef HAVE_DPDK
+	if (bp && run->npair < BENCH_PAIRS)
+		run->pair[run->npair++] = peer_pass(bp->peer, t, &bp->res) / d;
+#else
+	(void)bp;
+	(void)t;
+	(void)run;
+	(void)d;
+#endif
+}
+
+static int
+bench_dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median, min and max of run's paired ratios (sorts them). */
+static double
+bench_pair_median(struct bench_run *run, double *lo, double *hi)
+{
+	int n = run->npair;
+
+	qsort(run->pair, (size_t)n, sizeof(run->pair[0]), bench_dbl_cmp);
+	*lo = n ? run->pair[0] : 0;
+	*hi = n ? run->pair[n - 1] : 0;
+	return n ? (n % 2 ? run->pair[n / 2] : (run->pair[n / 2 - 1] + run->pair[n / 2]) / 2) : 0;
+}
 
 struct bench_thread {
 	pthread_t tid;
@@ -791,6 +847,21 @@ bench_policy(struct fib *fib, const struct routes *rt, unsigned n)
 	return err;
 }
 
+/* The text line of a mode's ratio to rte_fib (pm: rte_fib's best Mlps):
+ * best of each side, then the median of the passes paired. */
+static void
+bench_print_ratio(const char *what, size_t batch, struct bench_run *run, size_t n, double pm)
+{
+	double lo, hi, med;
+
+	printf("ratio libfib %sbatch %zu / rte_fib: %.2f", what, batch, n / run->best_s / 1e6 / pm);
+	if (run->npair) {
+		med = bench_pair_median(run, &lo, &hi);
+		printf(", paired %.2f (%.2f-%.2f, %d pairs)", med, lo, hi, run->npair);
+	}
+	printf("\n");
+}
+
 /*
  * Best of o->runs passes of one mode into run; with fc, each pass of the
  * FIB is followed by one through the cache (into crun), on separate
@@ -802,7 +873,7 @@ static int
 bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_index *ix,
 	   const struct routes *rt, const struct trace *t, struct bench_src *src, size_t batch,
 	   const struct bench_opts *o, struct bench_run *run, struct bench_run *crun,
-	   struct bench_run *rrun, struct fib_flow *flows)
+	   struct bench_run *rrun, struct fib_flow *flows, struct bench_peer *bp)
 {
 	struct fib_result *res = bench_results(t->n), *cres = fc ? bench_results(t->n) : NULL;
 	struct fib_decision *dec = NULL, *cdec = NULL;
@@ -827,8 +898,11 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 		return -ENOMEM;
 	}
 	run->best_s = crun->best_s = run->best_cpu_s = crun->best_cpu_s = 1e30;
-	if (rrun)
+	run->npair = crun->npair = 0;
+	if (rrun) {
 		rrun->best_s = rrun->best_cpu_s = 1e30;
+		rrun->npair = 0;
+	}
 	for (int r = 0; r < o->runs; r++) {
 		double cpu, d;
 
@@ -845,8 +919,13 @@ bench_time(const struct fib *fib, struct flow_cache *fc, const struct routes_ind
 			run->best_s = d;
 		if (cpu < run->best_cpu_s)
 			run->best_cpu_s = cpu;
+		/* (the first pass faults the result arrays in: not paired) */
+		if (!fc && (r || o->runs == 1))
+			bench_pair(bp, t, run, d);
 		if (rrun) {
 			d = bench_pass(&rjob, o->threads, &cpu);
+			if (r || o->runs == 1)
+				bench_pair(bp, t, rrun, d);
 			if (d < rrun->best_s)
 				rrun->best_s = d;
 			if (cpu < rrun->best_cpu_s)
@@ -1434,6 +1513,7 @@ main(int argc, char **argv)
 	int nruns = 0, ret = 0;
 	struct routes_index ix;
 	struct bench_opts o;
+	struct bench_peer bpeer = { 0 };
 	struct fib_stats st;
 	const struct fib_trie_stats *ts;
 	struct routes rt;
@@ -1577,11 +1657,24 @@ main(int argc, char **argv)
 		batches[nruns++] = o.batch;
 	else if (o.both)
 		batches[nruns++] = BENCH_CHUNK;
+#ifdef HAVE_DPDK
+	/* rte_fib built now, so that its passes alternate with libfib's */
+	if (o.dpdk && peer_new(&rt, t.n, &bpeer.peer, &bpeer.res, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fibbench: dpdk: %s\n", err);
+		return 1;
+	}
+	/* one pass not counted: the first faults its table in */
+	if (bpeer.peer) {
+		peer_pass(bpeer.peer, &t, &bpeer.res);
+		bpeer.res.best_s = 1e30;
+	}
+#endif
 	for (int i = 0; i < nruns; i++) {
 		/* the plain FIB's modes time the route-reference calls beside
 		 * the fib_result ones (single: IPv4's) */
 		if (bench_time(fib, fc, &ix, &rt, &t, &src, batches[i], &o, &runs[i], &cruns[i],
-			       bench_has_ref(fc, batches[i], &t) ? &rruns[i] : NULL, flows) < 0) {
+			       bench_has_ref(fc, batches[i], &t) ? &rruns[i] : NULL, flows,
+			       bpeer.peer ? &bpeer : NULL) < 0) {
 			fprintf(stderr, "fibbench: out of memory\n");
 			return 1;
 		}
@@ -1718,10 +1811,12 @@ main(int argc, char **argv)
 	if (o.dpdk) {
 		struct peer_result pr;
 
-		if (peer_run(&rt, &t, o.runs, &pr, err, sizeof(err)) < 0) {
-			fprintf(stderr, "fibbench: dpdk: %s\n", err);
-			ret = 1;
-		} else {
+		/* with --cache no pass was paired: rte_fib's own runs */
+		for (int r = 0; bpeer.res.best_s == 1e30 && r < o.runs; r++)
+			peer_pass(bpeer.peer, &t, &bpeer.res);
+		pr = bpeer.res;
+		peer_free(bpeer.peer);
+		{
 			double pm = t.n / pr.best_s / 1e6;
 			int agree = pr.checksum == main_run->checksum;
 
@@ -1739,6 +1834,22 @@ main(int argc, char **argv)
 					if (bench_has_ref(fc, batches[i], &t))
 						printf(", \"ref_batch_%zu\": %.3f", batches[i],
 						       t.n / rruns[i].best_s / 1e6 / pm);
+				printf("},\n  \"ratio_paired\": {");
+				for (int i = 0, first = 1; i < nruns; i++)
+					for (int k = 0; k < 2; k++) {
+						struct bench_run *br = k ? &rruns[i] : &runs[i];
+						double lo, hi, med;
+
+						if ((k && !bench_has_ref(fc, batches[i], &t)) ||
+						    !br->npair)
+							continue;
+						med = bench_pair_median(br, &lo, &hi);
+						printf("%s\"%sbatch_%zu\": {\"median\": %.3f, \"min\": %.3f, "
+						       "\"max\": %.3f, \"pairs\": %d}",
+						       first ? "" : ", ", k ? "ref_" : "", batches[i], med,
+						       lo, hi, br->npair);
+						first = 0;
+					}
 				printf("},\n  \"ratio_build\": %.3f", build_s / pr.build_s);
 			} else {
 				printf("%-22s bulk  64    %8.2f Mlookups/s %7.2f ns  checksum %" PRIu64
@@ -1748,13 +1859,11 @@ main(int argc, char **argv)
 				printf("pages: rte_fib %s, libfib %.1f MiB in transparent huge pages\n",
 				       pr.pages, (double)huge_bytes / (1 << 20));
 				for (int i = 0; i < nruns; i++)
-					printf("ratio libfib batch %zu / rte_fib: %.2f\n", batches[i],
-					       t.n / runs[i].best_s / 1e6 / pm);
+					bench_print_ratio("", batches[i], &runs[i], t.n, pm);
 				for (int i = 0; i < nruns; i++)
 					if (bench_has_ref(fc, batches[i], &t))
-						printf("ratio libfib ref batch %zu / rte_fib:"
-						       " %.2f\n", batches[i],
-						       t.n / rruns[i].best_s / 1e6 / pm);
+						bench_print_ratio("ref ", batches[i], &rruns[i], t.n,
+								  pm);
 				printf("ratio build libfib / rte_fib: %.2f\n", build_s / pr.build_s);
 			}
 			if (!agree) {

@@ -3,11 +3,13 @@
  * DOC: peer, DPDK rte_fib side by side (see peer.h)
  *
  * Set up as the stand-alone DPDK reference benchmarks were, so that its
- * figures can be checked against theirs: EAL without hugepages or PCI
- * (--no-huge --no-pci -m 2048 --no-shconf --no-telemetry), DIR-24-8 with
- * 4-byte next hops and 65536 tbl8 groups, rte_fib6 TRIE with 4-byte next
- * hops and 2^20 tbl8 groups, bulk lookups 64 addresses at a time, best of
- * the runs. DPDK tables are built route by route: rte_fib has no bulk load.
+ * figures can be checked against theirs: EAL without PCI (--in-memory on
+ * hugetlbfs, or --no-huge, as peer_huge says; --no-pci -m 2048
+ * --no-shconf --no-telemetry), DIR-24-8 with 4-byte next hops and 65536
+ * tbl8 groups, rte_fib6 TRIE with 4-byte next hops and 2^20 tbl8 groups,
+ * bulk lookups 64 addresses at a time, one timed pass per call, so that
+ * fibbench can alternate them with its own. DPDK tables are built route by
+ * route: rte_fib has no bulk load.
  */
 #include "config.h"
 
@@ -91,9 +93,17 @@ peer_eal(char *err, size_t errlen)
 	return 0;
 }
 
+struct peer {
+	int family;
+	struct rte_fib *f4;
+	struct rte_fib6 *f6;
+	uint64_t *out; /* next hops of the last pass: route line numbers */
+	size_t n;
+};
+
 static int
-peer_run4(const struct routes *rt, const struct trace *t, int runs, struct peer_result *res,
-	  uint64_t *out, char *err, size_t errlen)
+peer_build4(struct peer *p, const struct routes *rt, struct peer_result *res, char *err,
+	    size_t errlen)
 {
 	struct rte_fib_conf fc = {
 		.type = RTE_FIB_DIR24_8,
@@ -101,46 +111,25 @@ peer_run4(const struct routes *rt, const struct trace *t, int runs, struct peer_
 		.max_routes = (int)rt->n + 16,
 		.dir24_8 = { .nh_sz = RTE_FIB_DIR24_8_4B, .num_tbl8 = 1 << 16 },
 	};
-	struct rte_fib *fib;
-	double t0;
 
 	res->name = "rte_fib_dir24_8_bulk64";
-	t0 = peer_now();
-	fib = rte_fib_create("fibbench", 0, &fc);
-	if (!fib) {
+	p->f4 = rte_fib_create("fibbench", 0, &fc);
+	if (!p->f4) {
 		snprintf(err, errlen, "rte_fib_create failed");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < rt->n; i++) {
-		if (rte_fib_add(fib, ntohl(rt->r[i].dst.v4.s_addr), rt->r[i].plen, rt->line[i]) < 0) {
+	for (size_t i = 0; i < rt->n; i++)
+		if (rte_fib_add(p->f4, ntohl(rt->r[i].dst.v4.s_addr), rt->r[i].plen, rt->line[i]) <
+		    0) {
 			snprintf(err, errlen, "rte_fib_add failed on line %u", rt->line[i]);
-			rte_fib_free(fib);
 			return -ENOSPC;
 		}
-	}
-	res->build_s = peer_now() - t0;
-	res->best_s = 1e30;
-	for (int r = 0; r < runs; r++) {
-		double d;
-
-		t0 = peer_now();
-		for (size_t i = 0; i < t->n; i += 64) {
-			size_t k = t->n - i < 64 ? t->n - i : 64;
-
-			/* rte_fib takes a non-const array it does not write */
-			rte_fib_lookup_bulk(fib, (uint32_t *)&t->a4[i], &out[i], (int)k);
-		}
-		d = peer_now() - t0;
-		if (d < res->best_s)
-			res->best_s = d;
-	}
-	rte_fib_free(fib);
 	return 0;
 }
 
 static int
-peer_run6(const struct routes *rt, const struct trace *t, int runs, struct peer_result *res,
-	  uint64_t *out, char *err, size_t errlen)
+peer_build6(struct peer *p, const struct routes *rt, struct peer_result *res, char *err,
+	    size_t errlen)
 {
 	struct rte_fib6_conf fc = {
 		.type = RTE_FIB6_TRIE,
@@ -148,64 +137,89 @@ peer_run6(const struct routes *rt, const struct trace *t, int runs, struct peer_
 		.max_routes = (int)rt->n + 16,
 		.trie = { .nh_sz = RTE_FIB6_TRIE_4B, .num_tbl8 = 1 << 20 },
 	};
-	struct rte_fib6 *fib;
-	double t0;
 
 	res->name = "rte_fib6_trie_bulk64";
-	t0 = peer_now();
-	fib = rte_fib6_create("fibbench6", 0, &fc);
-	if (!fib) {
+	p->f6 = rte_fib6_create("fibbench6", 0, &fc);
+	if (!p->f6) {
 		snprintf(err, errlen, "rte_fib6_create failed");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < rt->n; i++) {
-		if (rte_fib6_add(fib, rt->r[i].dst.b, rt->r[i].plen, rt->line[i]) < 0) {
+	for (size_t i = 0; i < rt->n; i++)
+		if (rte_fib6_add(p->f6, rt->r[i].dst.b, rt->r[i].plen, rt->line[i]) < 0) {
 			snprintf(err, errlen, "rte_fib6_add failed on line %u", rt->line[i]);
-			rte_fib6_free(fib);
 			return -ENOSPC;
 		}
-	}
-	res->build_s = peer_now() - t0;
-	res->best_s = 1e30;
-	for (int r = 0; r < runs; r++) {
-		double d;
-
-		t0 = peer_now();
-		for (size_t i = 0; i < t->n; i += 64) {
-			size_t k = t->n - i < 64 ? t->n - i : 64;
-
-			rte_fib6_lookup_bulk(fib, &t->a6[i], &out[i], (int)k);
-		}
-		d = peer_now() - t0;
-		if (d < res->best_s)
-			res->best_s = d;
-	}
-	rte_fib6_free(fib);
 	return 0;
 }
 
+void
+peer_free(struct peer *p)
+{
+	if (!p)
+		return;
+	if (p->f4)
+		rte_fib_free(p->f4);
+	if (p->f6)
+		rte_fib6_free(p->f6);
+	free(p->out);
+	free(p);
+}
+
 int
-peer_run(const struct routes *rt, const struct trace *t, int runs, struct peer_result *res,
+peer_new(const struct routes *rt, size_t n, struct peer **out, struct peer_result *res,
 	 char *err, size_t errlen)
 {
-	uint64_t *out;
+	struct peer *p;
+	double t0;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	*out = NULL;
 	if ((ret = peer_eal(err, errlen)) < 0)
 		return ret;
 	res->pages = peer_pages;
-	out = malloc((t->n ? t->n : 1) * sizeof(*out));
-	if (!out) {
+	p = calloc(1, sizeof(*p));
+	if (p)
+		p->out = malloc((n ? n : 1) * sizeof(*p->out));
+	if (!p || !p->out) {
+		free(p);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (rt->family == AF_INET)
-		ret = peer_run4(rt, t, runs, res, out, err, errlen);
-	else
-		ret = peer_run6(rt, t, runs, res, out, err, errlen);
-	for (size_t i = 0; !ret && i < t->n; i++)
-		res->checksum += out[i];
-	free(out);
-	return ret;
+	p->family = rt->family;
+	p->n = n;
+	t0 = peer_now();
+	ret = rt->family == AF_INET ? peer_build4(p, rt, res, err, errlen)
+				    : peer_build6(p, rt, res, err, errlen);
+	res->build_s = peer_now() - t0;
+	if (ret < 0) {
+		peer_free(p);
+		return ret;
+	}
+	res->best_s = 1e30;
+	*out = p;
+	return 0;
+}
+
+double
+peer_pass(struct peer *p, const struct trace *t, struct peer_result *res)
+{
+	double t0 = peer_now(), d;
+
+	for (size_t i = 0; i < t->n; i += 64) {
+		size_t k = t->n - i < 64 ? t->n - i : 64;
+
+		/* rte_fib takes a non-const array it does not write */
+		if (p->family == AF_INET)
+			rte_fib_lookup_bulk(p->f4, (uint32_t *)&t->a4[i], &p->out[i], (int)k);
+		else
+			rte_fib6_lookup_bulk(p->f6, &t->a6[i], &p->out[i], (int)k);
+	}
+	d = peer_now() - t0;
+	if (d < res->best_s)
+		res->best_s = d;
+	res->checksum = 0;
+	for (size_t i = 0; i < t->n; i++)
+		res->checksum += p->out[i];
+	return d;
 }
