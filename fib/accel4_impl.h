@@ -19,7 +19,9 @@
  *
  * lv and the answers share the segment's first cache line for the /18s
  * with at most 14 runs, nearly all of them. The /18s without any route
- * share one segment answering 0 (an empty table is the dir alone).
+ * share one segment answering 0 (an empty table is the dir alone), and
+ * neighbouring /18s that answer one route everywhere share one segment
+ * too, which counts its sharers after its answer (a_one).
  *
  * An answer word is a pool handle (fib/pool.h) shifted left by 3 and
  *   k         alias k (< A_KMAX) of the trie leaf named by the handle
