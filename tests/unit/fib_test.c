@@ -1467,29 +1467,23 @@ START_TEST(test_accel_many_tables)
 }
 END_TEST
 
-/* An IPv6 route of table 254 (tos, if not 0, makes aliases before it). */
+/* A unicast route of table 254 (tos, if not 0, makes aliases before it). */
 static void
-v6_route(struct lpm_route *r, const char *pfx, unsigned plen, uint8_t tos)
+pfx_route(struct lpm_route *r, int family, const char *pfx, unsigned plen, uint8_t tos)
 {
 	memset(r, 0, sizeof(*r));
-	r->family = AF_INET6;
-	ck_assert_int_eq(inet_pton(AF_INET6, pfx, r->dst.b), 1);
+	r->family = (uint8_t)family;
+	ck_assert_int_eq(inet_pton(family, pfx, r->dst.b), 1);
 	r->plen = (uint8_t)plen;
 	r->table = 254;
 	r->tos = tos;
 	r->type = FIB_UNICAST;
 }
 
-/* An IPv4 route of table 254. */
 static void
-v4_route(struct lpm_route *r, const char *pfx, unsigned plen)
+v6_route(struct lpm_route *r, const char *pfx, unsigned plen, uint8_t tos)
 {
-	memset(r, 0, sizeof(*r));
-	r->family = AF_INET;
-	ck_assert_int_eq(inet_pton(AF_INET, pfx, r->dst.b), 1);
-	r->plen = (uint8_t)plen;
-	r->table = 254;
-	r->type = FIB_UNICAST;
+	pfx_route(r, AF_INET6, pfx, plen, tos);
 }
 
 static uint64_t
@@ -1530,7 +1524,7 @@ START_TEST(test_accel_share)
 	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		struct lpm_route r;
 
-		v4_route(&r, steps[i].pfx, steps[i].plen);
+		pfx_route(&r, AF_INET, steps[i].pfx, steps[i].plen, 0);
 		if (steps[i].add) {
 			model_apply_add(fib, &m, &r, 0);
 		} else {
